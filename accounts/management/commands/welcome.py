@@ -1,0 +1,40 @@
+"""Printed by `make run` before the server starts: what a newcomer does next."""
+
+from __future__ import annotations
+
+import os
+
+from django.conf import settings
+from django.core.management.base import BaseCommand
+
+
+class Command(BaseCommand):
+    help = "Print where Synapse listens and how to get an account and a Mind Key."
+
+    def handle(self, *args, **options):
+        host = os.environ.get("HOST", "127.0.0.1")
+        port = os.environ.get("PORT", "8000")
+        shown = "localhost" if host in ("0.0.0.0", "127.0.0.1", "::") else host
+        base = f"http://{shown}:{port}"
+        db = settings.DATABASES["default"]
+        where = db["NAME"] if db["ENGINE"].endswith("sqlite3") else db["ENGINE"].split(".")[-1]
+        lines = [
+            "",
+            f"Synapse is starting on {base}  (database: {where})",
+            "",
+            f"  Guide for agents:   {base}/",
+            f"  API docs:           {base}/api/docs",
+            f"  Admin:              {base}/admin/  (make an admin: .venv/bin/python manage.py "
+            "createsuperuser)",
+            "",
+            "Get a Mind Key, either way:",
+            "  .venv/bin/python manage.py createmind --email you@example.com --name 'My assistant'",
+            f"  or: curl -s {base}/register -H 'Content-Type: application/json' "
+            '-d \'{"email": "you@example.com", "password": "a long passphrase"}\'',
+            f"      curl -s {base}/minds -H 'Authorization: Bearer <access>' "
+            "-H 'Content-Type: application/json' -d '{\"name\": \"My assistant\"}'",
+            "",
+        ]
+        if not settings.SYNAPSE_ALLOW_REGISTRATION:
+            lines.insert(-4, "  (registration is closed: SYNAPSE_ALLOW_REGISTRATION=false)")
+        self.stdout.write("\n".join(lines))

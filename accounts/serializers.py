@@ -1,0 +1,32 @@
+from __future__ import annotations
+
+from rest_framework import serializers
+
+from accounts.models import User
+
+
+class UserSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = User
+        fields = ["id", "email", "name", "date_joined"]
+        read_only_fields = fields
+
+
+class RegisterSerializer(serializers.Serializer):
+    email = serializers.EmailField(max_length=254)
+    password = serializers.CharField(max_length=128, trim_whitespace=False)
+    name = serializers.CharField(max_length=150, required=False, allow_blank=True, default="")
+
+
+class LoginSerializer(serializers.Serializer):
+    email = serializers.EmailField(max_length=254)
+    password = serializers.CharField(max_length=128, trim_whitespace=False)
+
+
+class TokenPairSerializer(serializers.Serializer):
+    access = serializers.CharField()
+    refresh = serializers.CharField()
+
+
+class RegisterResponseSerializer(TokenPairSerializer):
+    user = UserSerializer()

@@ -1,0 +1,200 @@
+"""The memory record, its tags, its audit trail and idempotency records."""
+
+from __future__ import annotations
+
+from django.db import models
+from django.db.models import Q
+from django.utils import timezone
+
+from synapse_site.ids import random_id
+
+
+class Category(models.TextChoices):
+    IDENTITY = "identity"
+    PREFERENCE = "preference"
+    FACT = "fact"
+    PROJECT = "project"
+    SKILL = "skill"
+    MISTAKE = "mistake"
+    CONTEXT = "context"
+    NOTE = "note"
+
+
+class Priority(models.IntegerChoices):
+    # Stored as a rank so "critical first, then most recently updated" is one index scan.
+    LOW = 0, "low"
+    NORMAL = 1, "normal"
+    HIGH = 2, "high"
+    CRITICAL = 3, "critical"
+
+    @classmethod
+    def from_name(cls, name: str) -> Priority:
+        return {p.label: p for p in cls}[name]
+
+
+class Source(models.TextChoices):
+    USER = "user"
+    AGENT = "agent"
+    TOOL = "tool"
+    SYSTEM = "system"
+
+
+MAX_CONTENT_LENGTH = 50_000
+MAX_KEY_LENGTH = 200
+MAX_TAGS = 20
+MAX_TAG_LENGTH = 64
+
+
+def new_memory_id() -> str:
+    return random_id("mem_")
+
+
+class MemoryQuerySet(models.QuerySet["Memory"]):
+    def live(self, now=None) -> MemoryQuerySet:
+        """Not expired: no expiry, or an expiry still in the future."""
+        now = now or timezone.now()
+        return self.filter(Q(expires_at__isnull=True) | Q(expires_at__gt=now))
+
+    def expired(self, now=None) -> MemoryQuerySet:
+        return self.filter(expires_at__lte=now or timezone.now())
+
+    def recall_order(self) -> MemoryQuerySet:
+        return self.order_by("-priority", "-updated_at", "-id")
+
+
+class Memory(models.Model):
+    id = models.CharField(primary_key=True, max_length=32, default=new_memory_id, editable=False)
+    mind = models.ForeignKey("minds.Mind", on_delete=models.CASCADE, related_name="memories")
+    category = models.CharField(max_length=16, choices=Category.choices)
+    key = models.CharField(max_length=MAX_KEY_LENGTH)
+    content = models.TextField()
+    tags = models.JSONField(default=list, blank=True)
+    priority = models.PositiveSmallIntegerField(choices=Priority.choices, default=Priority.NORMAL)
+    source = models.CharField(max_length=8, choices=Source.choices, default=Source.AGENT)
+    verified = models.BooleanField(default=False)
+    confidence = models.FloatField(default=0.7)
+    expires_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+    updated_at = models.DateTimeField(default=timezone.now)
+    verified_at = models.DateTimeField(null=True, blank=True)
+    verified_by = models.CharField(max_length=254, blank=True)
+
+    objects = MemoryQuerySet.as_manager()
+
+    class Meta:
+        verbose_name_plural = "memories"
+        constraints = [
+            models.UniqueConstraint(
+                fields=["mind", "category", "key"], name="memory_unique_key_per_mind"
+            ),
+            models.CheckConstraint(
+                condition=Q(category__in=Category.values), name="memory_category_valid"
+            ),
+            models.CheckConstraint(
+                condition=Q(source__in=Source.values), name="memory_source_valid"
+            ),
+            models.CheckConstraint(
+                condition=Q(priority__gte=0, priority__lte=3), name="memory_priority_valid"
+            ),
+            models.CheckConstraint(
+                condition=Q(confidence__gte=0.0, confidence__lte=1.0),
+                name="memory_confidence_range",
+            ),
+        ]
+        indexes = [
+            models.Index(
+                fields=["mind", "-priority", "-updated_at"], name="memory_recall_order_idx"
+            ),
+            models.Index(fields=["mind", "expires_at"], name="memory_expiry_idx"),
+            models.Index(fields=["mind", "verified", "-priority"], name="memory_review_idx"),
+            models.Index(fields=["mind", "updated_at"], name="memory_updated_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.category}/{self.key}"
+
+    @property
+    def priority_name(self) -> str:
+        return Priority(self.priority).label
+
+    def is_expired(self, now=None) -> bool:
+        return self.expires_at is not None and self.expires_at <= (now or timezone.now())
+
+
+class MemoryTag(models.Model):
+    """One row per (memory, tag): tag filters, counts and relatedness use its index."""
+
+    memory = models.ForeignKey(Memory, on_delete=models.CASCADE, related_name="tag_rows")
+    mind = models.ForeignKey("minds.Mind", on_delete=models.CASCADE, related_name="+")
+    tag = models.CharField(max_length=MAX_TAG_LENGTH)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["memory", "tag"], name="memory_tag_unique"),
+        ]
+        indexes = [models.Index(fields=["mind", "tag"], name="memory_tag_lookup_idx")]
+
+    def __str__(self) -> str:
+        return self.tag
+
+
+class MemoryEvent(models.Model):
+    """The audit trail: who did what to which memory, with the values it replaced.
+
+    A `delete` event is also the tombstone that incremental sync (`/memory/diff`) reads.
+    """
+
+    class Action(models.TextChoices):
+        CREATE = "create"
+        UPDATE = "update"
+        DELETE = "delete"
+        VERIFY = "verify"
+        UNVERIFY = "unverify"
+
+    class ActorType(models.TextChoices):
+        USER = "user"
+        AGENT = "agent"
+        SYSTEM = "system"
+
+    mind = models.ForeignKey("minds.Mind", on_delete=models.CASCADE, related_name="memory_events")
+    memory_id = models.CharField(max_length=32, db_index=True)
+    category = models.CharField(max_length=16)
+    key = models.CharField(max_length=MAX_KEY_LENGTH)
+    action = models.CharField(max_length=10, choices=Action.choices)
+    actor = models.CharField(max_length=254)
+    actor_type = models.CharField(max_length=8, choices=ActorType.choices)
+    at = models.DateTimeField(default=timezone.now)
+    # {field: {"old": value, "new": value}} for what changed; on delete, every old value.
+    changes = models.JSONField(default=dict, blank=True)
+
+    class Meta:
+        ordering = ["-at", "-id"]
+        indexes = [
+            models.Index(fields=["mind", "-at"], name="memory_event_mind_at_idx"),
+            models.Index(fields=["mind", "action", "at"], name="memory_event_action_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.action} {self.memory_id} by {self.actor}"
+
+
+class IdempotencyRecord(models.Model):
+    """The first answer to a request sent with an Idempotency-Key, replayed for 24 hours."""
+
+    credential = models.CharField(max_length=64)
+    endpoint = models.CharField(max_length=64)
+    key = models.CharField(max_length=255)
+    request_hash = models.CharField(max_length=64)
+    status_code = models.PositiveSmallIntegerField()
+    response_body = models.BinaryField()
+    created_at = models.DateTimeField(default=timezone.now, db_index=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["credential", "endpoint", "key"], name="idempotency_unique_key"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.endpoint} {self.key}"

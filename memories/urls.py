@@ -1,0 +1,5 @@
+from synapse_site.routers import OptionalSlashRouter
+
+router = OptionalSlashRouter()
+
+urlpatterns = [*router.urls]

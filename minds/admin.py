@@ -1,0 +1,58 @@
+from django.contrib import admin
+from django.db.models import Count
+from django.template.response import TemplateResponse
+
+from minds import services
+from minds.models import Mind
+
+
+@admin.register(Mind)
+class MindAdmin(admin.ModelAdmin):
+    list_display = ["name", "id", "owner", "key_prefix", "memory_count", "created_at"]
+    list_filter = ["created_at", ("owner", admin.RelatedOnlyFieldListFilter)]
+    search_fields = ["id", "name", "description", "owner__email", "key_prefix"]
+    list_select_related = ["owner"]
+    readonly_fields = ["id", "key_prefix", "key_created_at", "created_at", "updated_at"]
+    fields = ["id", "owner", "name", "description", *readonly_fields[1:]]
+    autocomplete_fields = ["owner"]
+    actions = ["rotate_keys", "revoke_keys"]
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).annotate(_memory_count=Count("memories"))
+
+    @admin.display(description="Memories", ordering="_memory_count")
+    def memory_count(self, obj) -> int:
+        return obj._memory_count
+
+    def save_model(self, request, obj, form, change):
+        if change:
+            super().save_model(request, obj, form, change)
+            return
+        mind, raw_key = services.mind_create(
+            owner=obj.owner, name=obj.name, description=obj.description
+        )
+        obj.pk = mind.pk
+        self.message_user(
+            request,
+            f"Mind created. Its key is shown only now: {raw_key}",
+        )
+
+    @admin.action(description="Rotate the key of the selected minds (shows the new keys once)")
+    def rotate_keys(self, request, queryset):
+        rotated = [(mind, services.mind_rotate_key(mind=mind)) for mind in queryset]
+        context = {
+            **self.admin_site.each_context(request),
+            "title": "New Mind Keys",
+            "rotated": rotated,
+            "opts": self.model._meta,
+        }
+        # Rendered directly, never stored in a message or session: the page is the only copy.
+        response = TemplateResponse(request, "admin/minds/rotated_keys.html", context)
+        response["Cache-Control"] = "no-store"
+        return response
+
+    @admin.action(description="Revoke the key of the selected minds")
+    def revoke_keys(self, request, queryset):
+        for mind in queryset:
+            services.mind_revoke_key(mind=mind)
+        self.message_user(request, f"Revoked {queryset.count()} key(s).")

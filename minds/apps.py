@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class MindsConfig(AppConfig):
+    name = "minds"
+    verbose_name = "Minds"

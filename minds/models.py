@@ -1,0 +1,75 @@
+"""A mind is one memory space owned by a user; agents reach it with its Mind Key."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import secrets
+
+from django.conf import settings
+from django.db import models
+
+from synapse_site.ids import random_id
+
+MIND_KEY_PREFIX = "mk_"
+# What is kept in clear for display and lookup: "mk_" plus the first 8 random characters.
+KEY_PREFIX_LENGTH = len(MIND_KEY_PREFIX) + 8
+
+
+def new_mind_id() -> str:
+    return random_id("m_")
+
+
+def generate_mind_key() -> str:
+    """`mk_` + 43 URL-safe characters (32 random bytes)."""
+    return MIND_KEY_PREFIX + secrets.token_urlsafe(32)
+
+
+def hash_mind_key(raw_key: str) -> str:
+    # Keys carry 256 random bits, so a fast hash is enough: there is nothing to brute-force.
+    return hashlib.sha256(raw_key.encode()).hexdigest()
+
+
+class MindQuerySet(models.QuerySet["Mind"]):
+    def for_key(self, raw_key: str) -> Mind | None:
+        """The mind whose active key is `raw_key`, compared in constant time, or None."""
+        if not raw_key.startswith(MIND_KEY_PREFIX) or len(raw_key) < KEY_PREFIX_LENGTH + 24:
+            return None
+        digest = hash_mind_key(raw_key)
+        for mind in self.select_related("owner").filter(key_prefix=raw_key[:KEY_PREFIX_LENGTH]):
+            if mind.key_hash and hmac.compare_digest(mind.key_hash, digest):
+                return mind if mind.owner.is_active else None
+        return None
+
+    def owned_by(self, user) -> MindQuerySet:
+        return self.filter(owner=user)
+
+
+class Mind(models.Model):
+    id = models.CharField(primary_key=True, max_length=32, default=new_mind_id, editable=False)
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="minds"
+    )
+    name = models.CharField(max_length=100)
+    description = models.CharField(max_length=1000, blank=True)
+    key_prefix = models.CharField(max_length=KEY_PREFIX_LENGTH, blank=True, db_index=True)
+    key_hash = models.CharField(max_length=64, blank=True, editable=False)
+    key_created_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    objects = MindQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["created_at"]
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.id})"
+
+    @property
+    def has_active_key(self) -> bool:
+        return bool(self.key_hash)
+
+    def set_key(self, raw_key: str) -> None:
+        self.key_prefix = raw_key[:KEY_PREFIX_LENGTH]
+        self.key_hash = hash_mind_key(raw_key)

@@ -1,0 +1,141 @@
+"""One error shape everywhere: {"error": code, "detail": sentence, "fields": {…}}."""
+
+from __future__ import annotations
+
+import logging
+
+from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
+from django.core.exceptions import RequestDataTooBig
+from django.http import Http404, JsonResponse
+from rest_framework import exceptions, status
+from rest_framework.response import Response
+from rest_framework.views import exception_handler
+
+logger = logging.getLogger(__name__)
+
+# DRF's codes, renamed where the contract wants a plainer word.
+CODE_BY_CLASS = {
+    exceptions.ValidationError: "invalid",
+    exceptions.ParseError: "malformed_body",
+    exceptions.NotAuthenticated: "not_authenticated",
+    exceptions.AuthenticationFailed: "authentication_failed",
+    exceptions.PermissionDenied: "forbidden",
+    exceptions.NotFound: "not_found",
+    exceptions.MethodNotAllowed: "method_not_allowed",
+    exceptions.NotAcceptable: "not_acceptable",
+    exceptions.UnsupportedMediaType: "unsupported_media_type",
+    exceptions.Throttled: "rate_limited",
+}
+
+
+class Conflict(exceptions.APIException):
+    status_code = status.HTTP_409_CONFLICT
+    default_detail = "The request conflicts with the current state."
+    default_code = "conflict"
+
+
+class PayloadTooLarge(exceptions.APIException):
+    status_code = status.HTTP_413_REQUEST_ENTITY_TOO_LARGE
+    default_detail = "The request body is larger than this server accepts."
+    default_code = "payload_too_large"
+
+
+def error_body(code: str, detail: str, fields: dict | None = None) -> dict:
+    body: dict = {"error": code, "detail": detail}
+    if fields:
+        body["fields"] = fields
+    return body
+
+
+def _flatten(value) -> list[str]:
+    if isinstance(value, dict):
+        return [f"{k}: {m}" for k, v in value.items() for m in _flatten(v)]
+    if isinstance(value, list):
+        return [m for item in value for m in _flatten(item)]
+    return [str(value)]
+
+
+def _fields(detail) -> dict[str, list]:
+    if isinstance(detail, dict):
+        return {
+            str(name): (msgs if isinstance(msgs, dict) else _flatten(msgs))
+            for name, msgs in detail.items()
+        }
+    return {"non_field_errors": _flatten(detail)}
+
+
+def api_exception_handler(exc, context):
+    if isinstance(exc, RequestDataTooBig):
+        exc = PayloadTooLarge()
+    elif isinstance(exc, Http404):
+        exc = exceptions.NotFound("Not found.")
+    elif isinstance(exc, DjangoPermissionDenied):
+        exc = exceptions.PermissionDenied()
+
+    response = exception_handler(exc, context)
+    if response is None:
+        return None  # a real bug: Django's handler500 answers (JSON for the API)
+
+    code = next(
+        (name for cls, name in CODE_BY_CLASS.items() if isinstance(exc, cls)),
+        getattr(exc, "default_code", "error"),
+    )
+    if isinstance(exc, exceptions.ValidationError):
+        fields = _fields(exc.detail)
+        names = ", ".join(sorted(k for k in fields if k != "non_field_errors"))
+        first = next(iter(_flatten(fields.get("non_field_errors", [])) or []), None)
+        detail = f"Invalid input in: {names}." if names else (first or "Invalid input.")
+        if names and list(fields) == [names]:
+            detail = f"{names}: {_flatten(fields[names])[0]}"
+        body = error_body(code, detail, fields)
+    else:
+        detail = exc.detail if isinstance(exc.detail, str) else " ".join(_flatten(exc.detail))
+        body = error_body(code, str(detail))
+        if isinstance(exc, exceptions.Throttled) and exc.wait is not None:
+            body["retry_after"] = int(exc.wait) + 1
+    response.data = body
+    return response
+
+
+def _wants_json(request) -> bool:
+    path = request.path
+    if path.startswith(("/admin", "/dashboard", "/accounts")):
+        return False
+    accept = request.headers.get("Accept", "")
+    return "text/html" not in accept or "application/json" in accept
+
+
+def handler404(request, exception=None):
+    if _wants_json(request):
+        return JsonResponse(
+            error_body("not_found", f"Nothing at {request.path}. See GET / for the API guide."),
+            status=404,
+        )
+    from django.views.defaults import page_not_found
+
+    return page_not_found(request, exception)
+
+
+def handler500(request):
+    if _wants_json(request):
+        return JsonResponse(
+            error_body("server_error", "Something went wrong on the server; it has been logged."),
+            status=500,
+        )
+    from django.views.defaults import server_error
+
+    return server_error(request)
+
+
+def handler400(request, exception=None):
+    return JsonResponse(
+        error_body("bad_request", "The request could not be understood."), status=400
+    )
+
+
+def handler403(request, exception=None):
+    return JsonResponse(error_body("forbidden", "You may not do this."), status=403)
+
+
+def too_large_response() -> Response:
+    return Response(error_body("payload_too_large", PayloadTooLarge.default_detail), status=413)

@@ -1,0 +1,14 @@
+from __future__ import annotations
+
+from rest_framework.permissions import BasePermission
+
+from minds.authentication import is_human
+
+
+class IsHuman(BasePermission):
+    """Signed-in people only: a Mind Key is refused with 403."""
+
+    message = "This needs a person's login (JWT); a Mind Key cannot do it."
+
+    def has_permission(self, request, view) -> bool:
+        return is_human(request.user)

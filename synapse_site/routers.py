@@ -1,0 +1,8 @@
+from rest_framework.routers import SimpleRouter
+
+
+class OptionalSlashRouter(SimpleRouter):
+    """Routes that answer both `/memory` (as the public client calls) and `/memory/`."""
+
+    def __init__(self):
+        super().__init__(trailing_slash="/?")

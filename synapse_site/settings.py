@@ -1,0 +1,274 @@
+"""Synapse settings: one file, every knob an environment variable (README lists them all)."""
+
+from __future__ import annotations
+
+import os
+import secrets
+from datetime import timedelta
+from pathlib import Path
+
+import dj_database_url
+from django.core.exceptions import ImproperlyConfigured
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+
+
+def env_str(name: str, default: str) -> str:
+    return os.environ.get(name, default).strip()
+
+
+def env_bool(name: str, default: bool) -> bool:
+    raw = os.environ.get(name)
+    if raw is None or raw.strip() == "":
+        return default
+    value = raw.strip().lower()
+    if value in {"1", "true", "on"}:
+        return True
+    if value in {"0", "false", "off"}:
+        return False
+    raise ImproperlyConfigured(f"{name}={raw!r} is not a boolean: use true/false, 1/0 or on/off.")
+
+
+def env_int(name: str, default: int) -> int:
+    raw = os.environ.get(name)
+    if raw is None or raw.strip() == "":
+        return default
+    try:
+        return int(raw)
+    except ValueError:
+        raise ImproperlyConfigured(f"{name}={raw!r} is not a whole number.") from None
+
+
+def env_list(name: str, default: str) -> list[str]:
+    return [item.strip() for item in env_str(name, default).split(",") if item.strip()]
+
+
+DEBUG = env_bool("DEBUG", False)
+DATA_DIR = Path(env_str("SYNAPSE_DATA_DIR", str(BASE_DIR / "data")))
+SECRET_KEY_FILE = DATA_DIR / "secret_key"
+
+# A key is "insecure" when it is short, low-variety, or one of Django's placeholders.
+INSECURE_KEY_MARKERS = ("django-insecure", "change-me", "changeme", "secret")
+
+
+def is_insecure_secret(key: str) -> bool:
+    lowered = key.lower()
+    return (
+        len(key) < 50
+        or len(set(key)) < 5
+        or any(lowered.startswith(marker) for marker in INSECURE_KEY_MARKERS)
+    )
+
+
+def load_or_create_secret_key(path: Path) -> str:
+    """Read the generated key, creating it (owner-only) on the first start."""
+    if path.exists():
+        return path.read_text().strip()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    key = secrets.token_urlsafe(64)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "w") as fh:
+        fh.write(key + "\n")
+    return key
+
+
+_env_secret = os.environ.get("SECRET_KEY", "").strip()
+if _env_secret:
+    if not DEBUG and is_insecure_secret(_env_secret):
+        raise ImproperlyConfigured(
+            "SECRET_KEY is insecure (shorter than 50 characters, low variety, or a placeholder). "
+            "Unset it to use the key generated in data/, or set a long random value."
+        )
+    SECRET_KEY = _env_secret
+else:
+    SECRET_KEY = load_or_create_secret_key(SECRET_KEY_FILE)
+
+ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", "localhost,127.0.0.1")
+CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", "")
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "whitenoise.runserver_nostatic",
+    "django.contrib.staticfiles",
+    "rest_framework",
+    "django_filters",
+    "drf_spectacular",
+    "drf_spectacular_sidecar",
+    "accounts",
+    "minds",
+    "memories",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "synapse_site.middleware.BodySizeLimitMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+]
+
+ROOT_URLCONF = "synapse_site.urls"
+WSGI_APPLICATION = "synapse_site.wsgi.application"
+# The public client calls /memory, not /memory/: routes accept both, nothing redirects.
+APPEND_SLASH = False
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    },
+]
+
+# --- Database -------------------------------------------------------------------------------
+
+DATABASE_URL = env_str("DATABASE_URL", "sqlite:///data/synapse.sqlite3")
+DATABASES = {"default": dj_database_url.parse(DATABASE_URL, conn_max_age=60)}
+_db = DATABASES["default"]
+if _db["ENGINE"] == "django.db.backends.sqlite3":
+    if _db["NAME"] != ":memory:" and not os.path.isabs(_db["NAME"]):
+        _db["NAME"] = str(BASE_DIR / _db["NAME"])
+    Path(_db["NAME"]).parent.mkdir(parents=True, exist_ok=True)
+    # Several gunicorn workers share one file: WAL lets readers run beside the writer, the
+    # busy timeout makes writers queue instead of failing, and IMMEDIATE takes the write
+    # lock at BEGIN so a transaction never has to upgrade (the source of "database is locked").
+    _db["CONN_MAX_AGE"] = 0 if DEBUG else 600
+    _db["OPTIONS"] = {
+        "timeout": 20,
+        "transaction_mode": "IMMEDIATE",
+        "init_command": (
+            "PRAGMA journal_mode=WAL;"
+            "PRAGMA synchronous=NORMAL;"
+            "PRAGMA busy_timeout=20000;"
+            "PRAGMA foreign_keys=ON;"
+            "PRAGMA cache_size=-20000;"
+            "PRAGMA temp_store=MEMORY;"
+        ),
+    }
+    # Tests use a file too, so threaded race tests see real SQLite locking, not shared cache.
+    _db["TEST"] = {"NAME": str(DATA_DIR / "test_synapse.sqlite3")}
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+# --- Cache ----------------------------------------------------------------------------------
+
+CACHE_URL = env_str("CACHE_URL", "")
+if CACHE_URL.startswith(("redis://", "rediss://", "unix://")):
+    CACHES = {
+        "default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": CACHE_URL}
+    }
+elif CACHE_URL in ("", "locmem://"):
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+else:
+    raise ImproperlyConfigured(f"CACHE_URL={CACHE_URL!r}: use redis://host:port/db or leave unset.")
+
+# --- Accounts -------------------------------------------------------------------------------
+
+AUTH_USER_MODEL = "accounts.User"
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
+]
+SYNAPSE_ALLOW_REGISTRATION = env_bool("SYNAPSE_ALLOW_REGISTRATION", True)
+LOGIN_URL = "/admin/login/"
+
+# --- API ------------------------------------------------------------------------------------
+
+SYNAPSE_RATE_LIMIT = env_str("SYNAPSE_RATE_LIMIT", "1200/min")
+SYNAPSE_LOGIN_RATE_LIMIT = env_str("SYNAPSE_LOGIN_RATE_LIMIT", "10/min")
+_rate = None if SYNAPSE_RATE_LIMIT.lower() == "off" else SYNAPSE_RATE_LIMIT
+_login_rate = None if SYNAPSE_LOGIN_RATE_LIMIT.lower() == "off" else SYNAPSE_LOGIN_RATE_LIMIT
+
+REST_FRAMEWORK = {
+    "DEFAULT_AUTHENTICATION_CLASSES": [
+        # Mind Keys first: it answers only for `Bearer mk_…` and leaves every other token to JWT.
+        "minds.authentication.MindKeyAuthentication",
+        "accounts.authentication.BearerJWTAuthentication",
+    ],
+    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
+    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+    "DEFAULT_THROTTLE_CLASSES": ["synapse_site.throttling.CredentialRateThrottle"],
+    "DEFAULT_THROTTLE_RATES": {"credential": _rate, "login": _login_rate},
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "EXCEPTION_HANDLER": "synapse_site.errors.api_exception_handler",
+    # `?format=` belongs to recall and export, not to renderer selection.
+    "URL_FORMAT_OVERRIDE": None,
+    "UNAUTHENTICATED_USER": "django.contrib.auth.models.AnonymousUser",
+}
+
+SIMPLE_JWT = {
+    "ACCESS_TOKEN_LIFETIME": timedelta(minutes=env_int("SYNAPSE_JWT_ACCESS_MINUTES", 15)),
+    "REFRESH_TOKEN_LIFETIME": timedelta(days=env_int("SYNAPSE_JWT_REFRESH_DAYS", 7)),
+    "AUTH_HEADER_TYPES": ("Bearer",),
+    "USER_ID_FIELD": "id",
+    "USER_ID_CLAIM": "user_id",
+    "UPDATE_LAST_LOGIN": True,
+}
+
+SPECTACULAR_SETTINGS = {
+    "TITLE": "Synapse",
+    "DESCRIPTION": "Long-term memory for LLM agents: store, recall, search, verify.",
+    "VERSION": "0.1.0",
+    "SERVE_INCLUDE_SCHEMA": False,
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
+    "COMPONENT_SPLIT_REQUEST": True,
+}
+
+# Bodies above this answer 413 (a memory's content tops out at 50,000 characters).
+DATA_UPLOAD_MAX_MEMORY_SIZE = env_int("SYNAPSE_MAX_BODY_BYTES", 1024 * 1024)
+
+# --- Static files, i18n, security -----------------------------------------------------------
+
+STATIC_URL = "/static/"
+STATIC_ROOT = BASE_DIR / "staticfiles"
+STATICFILES_DIRS = [BASE_DIR / "static"]
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {"BACKEND": "whitenoise.storage.CompressedManifestStaticFilesStorage"},
+}
+
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = "UTC"
+USE_I18N = True
+USE_TZ = True
+
+SECURE_CONTENT_TYPE_NOSNIFF = True
+SECURE_REFERRER_POLICY = "same-origin"
+X_FRAME_OPTIONS = "DENY"
+SESSION_COOKIE_HTTPONLY = True
+# Behind TLS (a proxy that sets X-Forwarded-Proto), cookies are sent over HTTPS only.
+SYNAPSE_BEHIND_TLS = env_bool("SYNAPSE_BEHIND_TLS", False)
+if SYNAPSE_BEHIND_TLS:
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+    SESSION_COOKIE_SECURE = True
+    CSRF_COOKIE_SECURE = True
+    SECURE_SSL_REDIRECT = True
+    SECURE_HSTS_SECONDS = 60 * 60 * 24 * 365
+    SECURE_HSTS_INCLUDE_SUBDOMAINS = True
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
+    "loggers": {"django.db.backends": {"level": "INFO"}},
+}

@@ -1,0 +1,29 @@
+from django.contrib import admin
+from django.urls import include, path, re_path
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+
+from accounts.api import LoginView, RefreshView, RegisterView
+from minds.api import MindViewSet
+from synapse_site import views
+from synapse_site.routers import OptionalSlashRouter
+
+router = OptionalSlashRouter()
+router.register("minds", MindViewSet, basename="mind")
+
+urlpatterns = [
+    path("", views.guide, name="guide"),
+    re_path(r"^health/?$", views.health, name="health"),
+    re_path(r"^register/?$", RegisterView.as_view(), name="register"),
+    re_path(r"^login/?$", LoginView.as_view(), name="login"),
+    re_path(r"^token/refresh/?$", RefreshView.as_view(), name="token-refresh"),
+    re_path(r"^api/schema/?$", SpectacularAPIView.as_view(), name="schema"),
+    re_path(r"^api/docs/?$", SpectacularSwaggerView.as_view(url_name="schema"), name="api-docs"),
+    path("admin/", admin.site.urls),
+    path("", include("memories.urls")),
+    path("", include(router.urls)),
+]
+
+handler400 = "synapse_site.errors.handler400"
+handler403 = "synapse_site.errors.handler403"
+handler404 = "synapse_site.errors.handler404"
+handler500 = "synapse_site.errors.handler500"

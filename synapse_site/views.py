@@ -1,0 +1,88 @@
+"""Service pages: GET /health and GET / (the guide for agents and people)."""
+
+from __future__ import annotations
+
+from django.contrib.auth import get_user_model
+from django.http import HttpResponse
+from django.shortcuts import render
+from drf_spectacular.utils import extend_schema, inline_serializer
+from rest_framework import serializers
+from rest_framework.decorators import api_view, authentication_classes, permission_classes
+from rest_framework.permissions import AllowAny
+from rest_framework.response import Response
+
+from memories.models import Memory
+from minds.models import Mind
+
+
+@extend_schema(
+    responses=inline_serializer(
+        "Health",
+        {
+            "status": serializers.CharField(),
+            "users": serializers.IntegerField(),
+            "minds": serializers.IntegerField(),
+            "memories": serializers.IntegerField(),
+        },
+    )
+)
+@api_view(["GET"])
+@authentication_classes([])
+@permission_classes([AllowAny])
+def health(request):
+    """Liveness plus global counts; touches the database, so a broken one shows here."""
+    return Response(
+        {
+            "status": "ok",
+            "users": get_user_model().objects.count(),
+            "minds": Mind.objects.count(),
+            "memories": Memory.objects.count(),
+        }
+    )
+
+
+GUIDE = """\
+Synapse: long-term memory for LLM agents
+========================================
+
+You are talking to a Synapse server at {base}.
+Every memory call needs `Authorization: Bearer <Mind Key>` (a key starts with mk_).
+No key yet? A person creates an account and a mind:
+  curl -s {base}/register -H 'Content-Type: application/json' \\
+       -d '{{"email": "you@example.com", "password": "a long passphrase"}}'
+  curl -s {base}/minds -H 'Authorization: Bearer <access token>' \\
+       -H 'Content-Type: application/json' -d '{{"name": "My assistant"}}'
+The answer carries "mind_key" once. Keep it secret.
+
+1. At the start of every session, recall (plain text, most important first):
+  curl -s {base}/memory/recall -H 'Authorization: Bearer $SYNAPSE_KEY'
+  Add ?budget=2000 to fit about 2000 tokens.
+
+2. When you learn something worth keeping, store it under a stable key
+   (same category + key again updates it instead of duplicating):
+  curl -s {base}/memory -H 'Authorization: Bearer $SYNAPSE_KEY' \\
+       -H 'Content-Type: application/json' \\
+       -d '{{"category": "preference", "key": "preference_editor",
+            "content": "Uses Neovim with the LazyVim setup", "tags": ["tools"],
+            "priority": "normal"}}'
+  Categories: identity preference fact project skill mistake context note.
+  Priorities: low normal high critical.
+
+3. To look something up, search in plain words:
+  curl -s '{base}/memory/search?q=which+editor+does+the+user+use' \\
+       -H 'Authorization: Bearer $SYNAPSE_KEY'
+
+What you store is marked unverified until a person checks it in the dashboard.
+API reference: {base}/api/docs   OpenAPI schema: {base}/api/schema
+Service health: {base}/health
+"""
+
+
+@extend_schema(exclude=True)
+def guide(request):
+    base = request.build_absolute_uri("/").rstrip("/")
+    text = GUIDE.format(base=base)
+    accept = request.headers.get("Accept", "")
+    if "text/html" in accept:
+        return render(request, "guide.html", {"guide": text, "base": base})
+    return HttpResponse(text, content_type="text/plain; charset=utf-8")

@@ -1,0 +1,117 @@
+"""Three actors every test can use: an owner with a mind, a second user, a stranger mind.
+
+- `owner` owns `mind`; `agent` is an API client holding `mind`'s Mind Key, `human` one
+  holding the owner's JWT.
+- `other_user` is a second person with no minds; `other_human` is their JWT client.
+- `stranger_mind` belongs to someone else; `stranger_agent` holds its key. It must never
+  see the owner's data, and the owner must never see its data.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pytest
+from django.core.cache import cache
+from rest_framework.test import APIClient
+from rest_framework_simplejwt.tokens import RefreshToken
+
+from accounts.models import User
+from minds.models import Mind
+from minds.services import mind_create
+
+PASSWORD = "correct horse battery staple"
+
+
+def pytest_configure(config):
+    from django.conf import settings
+
+    # Fast hashing and plain static storage (no collectstatic manifest) in tests.
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+    settings.STORAGES = {
+        **settings.STORAGES,
+        "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
+    }
+
+
+@pytest.fixture(autouse=True)
+def _fresh_cache():
+    # Throttle buckets and other cached state must not leak between tests.
+    cache.clear()
+    yield
+    cache.clear()
+
+
+@dataclass
+class MindWithKey:
+    mind: Mind
+    key: str
+
+
+def bearer_client(token: str) -> APIClient:
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Bearer {token}")
+    return client
+
+
+def jwt_for(user: User) -> str:
+    return str(RefreshToken.for_user(user).access_token)
+
+
+@pytest.fixture
+def owner(db) -> User:
+    return User.objects.create_user(email="owner@example.com", password=PASSWORD, name="Olive")
+
+
+@pytest.fixture
+def owner_mind(owner) -> MindWithKey:
+    mind, key = mind_create(owner=owner, name="Olive's Mind")
+    return MindWithKey(mind, key)
+
+
+@pytest.fixture
+def mind(owner_mind) -> Mind:
+    return owner_mind.mind
+
+
+@pytest.fixture
+def agent(owner_mind) -> APIClient:
+    """The owner's agent: Bearer Mind Key of `mind`."""
+    return bearer_client(owner_mind.key)
+
+
+@pytest.fixture
+def human(owner, owner_mind) -> APIClient:
+    """The owner in person: Bearer JWT (owns exactly one mind, so no ?mind= is needed)."""
+    return bearer_client(jwt_for(owner))
+
+
+@pytest.fixture
+def other_user(db) -> User:
+    return User.objects.create_user(email="other@example.com", password=PASSWORD)
+
+
+@pytest.fixture
+def other_human(other_user) -> APIClient:
+    return bearer_client(jwt_for(other_user))
+
+
+@pytest.fixture
+def stranger_owner(db) -> User:
+    return User.objects.create_user(email="stranger@example.com", password=PASSWORD)
+
+
+@pytest.fixture
+def stranger_mind(stranger_owner) -> MindWithKey:
+    mind, key = mind_create(owner=stranger_owner, name="Stranger's Mind")
+    return MindWithKey(mind, key)
+
+
+@pytest.fixture
+def stranger_agent(stranger_mind) -> APIClient:
+    return bearer_client(stranger_mind.key)
+
+
+@pytest.fixture
+def anon() -> APIClient:
+    return APIClient()
