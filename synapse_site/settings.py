@@ -161,7 +161,9 @@ if _db["ENGINE"] == "django.db.backends.sqlite3":
         ),
     }
     # Tests use a file too, so threaded race tests see real SQLite locking, not shared cache.
-    _db["TEST"] = {"NAME": str(DATA_DIR / "test_synapse.sqlite3")}
+    # SYNAPSE_TEST_DB_SUFFIX lets parallel test runs on one machine use separate files.
+    _suffix = env_str("SYNAPSE_TEST_DB_SUFFIX", "")
+    _db["TEST"] = {"NAME": str(DATA_DIR / f"test_synapse{_suffix}.sqlite3")}
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # --- Cache ----------------------------------------------------------------------------------
