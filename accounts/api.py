@@ -6,7 +6,7 @@ from django.conf import settings
 from django.contrib.auth import authenticate
 from drf_spectacular.utils import extend_schema
 from rest_framework import status
-from rest_framework.exceptions import AuthenticationFailed, PermissionDenied
+from rest_framework.exceptions import APIException, PermissionDenied
 from rest_framework.permissions import AllowAny
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -22,6 +22,13 @@ from accounts.serializers import (
 )
 from accounts.services import user_register
 from synapse_site.throttling import LoginRateThrottle
+
+
+class WrongCredentials(APIException):
+    # Not AuthenticationFailed: DRF turns that into 403 on views without authenticators.
+    status_code = status.HTTP_401_UNAUTHORIZED
+    default_detail = "Email or password is wrong."
+    default_code = "authentication_failed"
 
 
 def token_pair(user) -> dict[str, str]:
@@ -60,7 +67,7 @@ class LoginView(APIView):
             password=serializer.validated_data["password"],
         )
         if user is None:
-            raise AuthenticationFailed("Email or password is wrong.")
+            raise WrongCredentials()
         return Response(token_pair(user))
 
 

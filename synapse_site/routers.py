@@ -5,4 +5,5 @@ class OptionalSlashRouter(SimpleRouter):
     """Routes that answer both `/memory` (as the public client calls) and `/memory/`."""
 
     def __init__(self):
-        super().__init__(trailing_slash="/?")
+        super().__init__()
+        self.trailing_slash = "/?"
