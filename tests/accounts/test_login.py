@@ -7,7 +7,9 @@ pytestmark = pytest.mark.django_db
 
 
 def test_login_returns_a_token_pair_that_works(anon, owner):
-    response = anon.post("/login", {"email": "owner@example.com", "password": PASSWORD}, format="json")
+    response = anon.post(
+        "/login", {"email": "owner@example.com", "password": PASSWORD}, format="json"
+    )
     assert response.status_code == 200
     tokens = response.json()
     client = APIClient()
@@ -16,12 +18,16 @@ def test_login_returns_a_token_pair_that_works(anon, owner):
 
 
 def test_login_email_is_case_insensitive(anon, owner):
-    response = anon.post("/login", {"email": "Owner@Example.COM", "password": PASSWORD}, format="json")
+    response = anon.post(
+        "/login", {"email": "Owner@Example.COM", "password": PASSWORD}, format="json"
+    )
     assert response.status_code == 200
 
 
 def test_wrong_password_is_401(anon, owner):
-    response = anon.post("/login", {"email": "owner@example.com", "password": "nope"}, format="json")
+    response = anon.post(
+        "/login", {"email": "owner@example.com", "password": "nope"}, format="json"
+    )
     assert response.status_code == 401
     assert response.json()["error"] == "authentication_failed"
 
@@ -29,7 +35,9 @@ def test_wrong_password_is_401(anon, owner):
 def test_inactive_user_cannot_log_in(anon, owner):
     owner.is_active = False
     owner.save()
-    response = anon.post("/login", {"email": "owner@example.com", "password": PASSWORD}, format="json")
+    response = anon.post(
+        "/login", {"email": "owner@example.com", "password": PASSWORD}, format="json"
+    )
     assert response.status_code == 401
 
 
@@ -46,7 +54,9 @@ def test_login_attempts_are_throttled(anon, owner, settings):
     }
     for _ in range(3):
         anon.post("/login", {"email": "owner@example.com", "password": "x"}, format="json")
-    response = anon.post("/login", {"email": "owner@example.com", "password": PASSWORD}, format="json")
+    response = anon.post(
+        "/login", {"email": "owner@example.com", "password": PASSWORD}, format="json"
+    )
     assert response.status_code == 429
     assert response.json()["error"] == "rate_limited"
     assert int(response["Retry-After"]) > 0

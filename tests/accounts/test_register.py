@@ -49,7 +49,9 @@ def test_password_similar_to_email_is_refused(anon):
 
 def test_duplicate_email_is_refused_case_insensitively(anon, owner):
     response = anon.post(
-        "/register", {"email": "OWNER@example.com", "password": "a long passphrase 42"}, format="json"
+        "/register",
+        {"email": "OWNER@example.com", "password": "a long passphrase 42"},
+        format="json",
     )
     assert response.status_code == 400
     assert "email" in response.json()["fields"]
@@ -73,7 +75,9 @@ def test_bad_registration_names_the_field(anon, body, field):
 def test_registration_can_be_closed(anon, settings):
     settings.SYNAPSE_ALLOW_REGISTRATION = False
     response = anon.post(
-        "/register", {"email": "late@example.com", "password": "a long passphrase 42"}, format="json"
+        "/register",
+        {"email": "late@example.com", "password": "a long passphrase 42"},
+        format="json",
     )
     assert response.status_code == 403
     assert response.json()["error"] == "forbidden"

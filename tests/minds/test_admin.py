@@ -1,0 +1,52 @@
+import pytest
+
+from minds.models import Mind
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def admin_client(client, django_user_model):
+    admin = django_user_model.objects.create_superuser(email="admin@example.com", password="pw")
+    client.force_login(admin)
+    return client
+
+
+def test_mind_changelist_lists_and_searches(admin_client, mind, stranger_mind):
+    response = admin_client.get("/admin/minds/mind/", {"q": "Olive"})
+    assert response.status_code == 200
+    assert mind.id in response.content.decode()
+    assert stranger_mind.mind.id not in response.content.decode()
+
+
+def test_rotate_key_action_shows_new_key_once_and_invalidates_old(admin_client, owner_mind):
+    response = admin_client.post(
+        "/admin/minds/mind/",
+        {"action": "rotate_keys", "_selected_action": [owner_mind.mind.pk]},
+    )
+    assert response.status_code == 200
+    assert "no-store" in response["Cache-Control"]
+    html = response.content.decode()
+    mind = Mind.objects.get(pk=owner_mind.mind.pk)
+    assert mind.key_prefix in html
+    assert Mind.objects.for_key(owner_mind.key) is None
+    new_key = html.split("<code>")[1].split("</code>")[0]
+    assert Mind.objects.for_key(new_key) == mind
+
+
+def test_user_admin_lists_users(admin_client, owner):
+    response = admin_client.get("/admin/accounts/user/", {"q": "owner"})
+    assert response.status_code == 200
+    assert "owner@example.com" in response.content.decode()
+
+
+def test_admin_can_create_a_mind_with_a_key(admin_client, owner):
+    response = admin_client.post(
+        "/admin/minds/mind/add/",
+        {"owner": owner.pk, "name": "From admin", "description": ""},
+        follow=True,
+    )
+    assert response.status_code == 200
+    mind = Mind.objects.get(name="From admin")
+    assert mind.has_active_key
+    assert "shown only now" in response.content.decode()

@@ -1,0 +1,72 @@
+"""Settings are read at import, so each case runs Django in a fresh interpreter."""
+
+import os
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+SCRIPT = (
+    "import django, os; os.environ.setdefault('DJANGO_SETTINGS_MODULE', 'synapse_site.settings');"
+    "django.setup(); from django.conf import settings; print(settings.SECRET_KEY)"
+)
+
+
+def run_django(tmp_path, **env):
+    base = {k: v for k, v in os.environ.items() if k not in {"SECRET_KEY", "DEBUG"}}
+    base.update(
+        SYNAPSE_DATA_DIR=str(tmp_path),
+        DATABASE_URL=f"sqlite:///{tmp_path}/db.sqlite3",
+        **env,
+    )
+    return subprocess.run(
+        [sys.executable, "-c", SCRIPT], cwd=ROOT, env=base, capture_output=True, text=True
+    )
+
+
+@pytest.mark.parametrize(
+    "secret", ["short", "django-insecure-" + "x1y2z3" * 10, "a" * 80, "change-me-please" * 5]
+)
+def test_insecure_secret_key_is_refused_when_debug_is_off(tmp_path, secret):
+    result = run_django(tmp_path, SECRET_KEY=secret, DEBUG="false")
+    assert result.returncode != 0
+    assert "SECRET_KEY is insecure" in result.stderr
+
+
+def test_insecure_secret_key_is_tolerated_in_debug(tmp_path):
+    result = run_django(tmp_path, SECRET_KEY="short", DEBUG="true")
+    assert result.returncode == 0, result.stderr
+
+
+def test_strong_secret_key_from_the_environment_is_used(tmp_path):
+    secret = "Zq8-" + "k2Jx9vLmP4" * 6
+    result = run_django(tmp_path, SECRET_KEY=secret)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == secret
+    assert not (tmp_path / "secret_key").exists()
+
+
+def test_first_start_generates_an_owner_only_key_and_reuses_it(tmp_path):
+    first = run_django(tmp_path)
+    assert first.returncode == 0, first.stderr
+    key_file = tmp_path / "secret_key"
+    assert stat.S_IMODE(key_file.stat().st_mode) == 0o600
+    assert len(first.stdout.strip()) >= 50
+    second = run_django(tmp_path)
+    assert second.stdout == first.stdout
+
+
+@pytest.mark.parametrize("value", ["yes please", "2", "maybe"])
+def test_boolean_settings_reject_garbage(tmp_path, value):
+    result = run_django(tmp_path, DEBUG=value)
+    assert result.returncode != 0
+    assert "is not a boolean" in result.stderr
+
+
+def test_bad_cache_url_is_refused(tmp_path):
+    result = run_django(tmp_path, CACHE_URL="memcached://x")
+    assert result.returncode != 0
+    assert "CACHE_URL" in result.stderr
