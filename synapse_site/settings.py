@@ -64,7 +64,8 @@ def load_or_create_secret_key(path: Path) -> str:
     """Read the generated key, creating it (owner-only) on the first start."""
     if path.exists():
         return path.read_text().strip()
-    path.parent.mkdir(parents=True, exist_ok=True)
+    # data/ holds people's memories and the signing key: owner-only.
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
     key = secrets.token_urlsafe(64)
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     with os.fdopen(fd, "w") as fh:
@@ -143,7 +144,7 @@ _db = DATABASES["default"]
 if _db["ENGINE"] == "django.db.backends.sqlite3":
     if _db["NAME"] != ":memory:" and not os.path.isabs(_db["NAME"]):
         _db["NAME"] = str(BASE_DIR / _db["NAME"])
-    Path(_db["NAME"]).parent.mkdir(parents=True, exist_ok=True)
+    Path(_db["NAME"]).parent.mkdir(mode=0o700, parents=True, exist_ok=True)
     # Several gunicorn workers share one file: WAL lets readers run beside the writer, the
     # busy timeout makes writers queue instead of failing, and IMMEDIATE takes the write
     # lock at BEGIN so a transaction never has to upgrade (the source of "database is locked").
