@@ -70,3 +70,23 @@ def test_bad_cache_url_is_refused(tmp_path):
     result = run_django(tmp_path, CACHE_URL="memcached://x")
     assert result.returncode != 0
     assert "CACHE_URL" in result.stderr
+
+
+def test_deploy_check_passes_with_production_settings(tmp_path):
+    env = {k: v for k, v in os.environ.items() if k not in {"SECRET_KEY", "DEBUG"}}
+    env.update(
+        SYNAPSE_DATA_DIR=str(tmp_path),
+        DATABASE_URL=f"sqlite:///{tmp_path}/db.sqlite3",
+        SYNAPSE_BEHIND_TLS="true",
+        ALLOWED_HOSTS="synapse.example.com",
+        DEBUG="false",
+    )
+    result = subprocess.run(
+        [sys.executable, "manage.py", "check", "--deploy", "--fail-level", "WARNING"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "no issues" in result.stdout
