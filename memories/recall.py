@@ -1,0 +1,373 @@
+"""Recall: what an agent reads at the start of a session, most important first.
+
+`recall_selection()` picks the memories (live, filtered, in recall order);
+`recall_render_text()` and `recall_render_json()` turn that selection into the answer of
+`GET /memory/recall`, optionally cut to a token budget.
+
+The text layout, exactly:
+
+    Mind: <name>
+    Memories: N total (V verified, U unverified)
+    <blank>
+    [001] <category> (<PRIORITY>) [verified|unverified]
+      <key>
+      <content, every line indented two spaces>
+      Tags: a, b                      (only when there are tags)
+    <blank>
+    [002] …
+    <blank>                           (only when something was left out:)
+    … 37 low-priority memories left out: key_a, key_b, … (use search or raise the budget)
+
+Entries are numbered from 001; past 999 the number simply grows ([1000]). The header counts
+the whole selection (after filters, before the budget). The text ends with a newline.
+
+The budget: `budget=N` allows 4·N characters (Python characters, i.e. code points, not
+bytes) for the WHOLE text: header, entries, blank lines, closing lines and the final
+newline. Critical memories always stay, even over budget. The other memories are taken in
+recall order while they fit, and the walk stops at the first one that does not: a kept
+memory is never of lower priority (or, within a priority, older) than a dropped one. Each
+priority with left-out memories gets one closing line naming up to ten of their keys (fewer
+when the closing lines would not fit otherwise; all ten when the critical memories overflow
+the budget anyway). The answer stays within the budget whenever the
+header, the critical memories and a key-less closing line per cut priority fit.
+The JSON form is cut exactly like the text form (the budget is measured on the text), so
+both always show the same memories.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections import deque
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from django.db.models import Count, Q, QuerySet
+from django.utils import timezone
+
+from memories.models import Memory, Priority
+from memories.serialization import PRIORITY_NAMES, memory_to_dict
+from minds.models import Mind
+
+CHARS_PER_TOKEN = 4
+MAX_KEYS_NAMED = 10
+# Rows stream in small chunks so a budgeted recall reads little more than what it shows.
+STREAM_CHUNK = 100
+
+# What the text needs of a memory, read as plain tuples (no model instances on the hot path).
+TEXT_FIELDS = ("category", "priority", "verified", "key", "content", "tags", "expires_at")
+_CATEGORY, _PRIORITY, _VERIFIED, _KEY, _CONTENT, _TAGS, _EXPIRES = range(len(TEXT_FIELDS))
+PRIORITY_CAPS = {p.value: p.label.upper() for p in Priority}
+NON_CRITICAL_DESC = sorted((p.value for p in Priority if p != Priority.CRITICAL), reverse=True)
+
+Row = tuple  # one tuple of TEXT_FIELDS values
+
+
+def recall_selection(
+    *,
+    mind: Mind,
+    category: str | None = None,
+    tag: str | None = None,
+    include_expired: bool = False,
+    now: datetime | None = None,
+) -> QuerySet[Memory]:
+    """The mind's memories that recall shows, in recall order.
+
+    Not expired (unless `include_expired`), narrowed to `category` and `tag` (matched
+    case-insensitively), ordered critical → low, then most recently updated first, then by
+    id so the order is stable.
+    """
+    memories = Memory.objects.filter(mind=mind)
+    if not include_expired:
+        memories = memories.live(now)
+    if category:
+        memories = memories.filter(category=category)
+    if tag:
+        memories = memories.filter(tag_rows__tag=tag.strip().lower())
+    return memories.recall_order()
+
+
+@dataclass(frozen=True)
+class Omitted:
+    """Memories of one priority that the budget left out."""
+
+    priority: int
+    count: int
+    keys: tuple[str, ...]  # the first ones in recall order, at most MAX_KEYS_NAMED
+
+    @property
+    def line(self) -> str:
+        noun = "memory" if self.count == 1 else "memories"
+        text = f"… {self.count} {PRIORITY_NAMES[self.priority]}-priority {noun} left out"
+        if self.keys:
+            text += ": " + ", ".join(self.keys)
+            if self.count > len(self.keys):
+                text += ", …"
+        return text + " (use search or raise the budget)"
+
+    def as_dict(self) -> dict:
+        return {
+            "priority": PRIORITY_NAMES[self.priority],
+            "count": self.count,
+            "keys": list(self.keys),
+        }
+
+
+@dataclass
+class RecallPlan:
+    """What an answer shows: the counts, the kept memories and what was left out."""
+
+    total: int
+    verified: int
+    header: str
+    entries: list[str]  # rendered text entries, in order (empty for JSON without budget)
+    kept: list[Any]  # what the caller streamed alongside each row (tuples or Memory objects)
+    omitted: list[Omitted]
+
+    @property
+    def unverified(self) -> int:
+        return self.total - self.verified
+
+
+def recall_render_text(
+    *,
+    mind: Mind,
+    selection: QuerySet[Memory],
+    budget: int | None = None,
+    now: datetime | None = None,
+) -> str:
+    """The recall text of `selection` (see the module docstring for the exact layout)."""
+    plan = _plan(mind=mind, selection=selection, budget=budget, now=now, objects=False, render=True)
+    parts = [plan.header]
+    for entry in plan.entries:
+        parts.append("\n")
+        parts.append(entry)
+        parts.append("\n")
+    if plan.omitted:
+        parts.append(_closing_text(plan.omitted))
+    return "".join(parts)
+
+
+def recall_render_json(
+    *,
+    mind: Mind,
+    selection: QuerySet[Memory],
+    budget: int | None = None,
+    now: datetime | None = None,
+) -> dict:
+    """The same selection as JSON: the counts, the memories in order, what was left out."""
+    plan = _plan(
+        mind=mind,
+        selection=selection,
+        budget=budget,
+        now=now,
+        objects=True,
+        render=budget is not None,
+    )
+    return {
+        "mind": {"id": mind.id, "name": mind.name},
+        "total": plan.total,
+        "verified": plan.verified,
+        "unverified": plan.unverified,
+        "budget": budget,
+        "memories": [memory_to_dict(memory) for memory in plan.kept],
+        "omitted": [omitted.as_dict() for omitted in plan.omitted],
+    }
+
+
+# --- Rendering pieces -------------------------------------------------------------------------
+
+
+def _header(mind: Mind, total: int, verified: int) -> str:
+    name = " ".join(mind.name.splitlines())
+    return (
+        f"Mind: {name}\n"
+        f"Memories: {total} total ({verified} verified, {total - verified} unverified)\n"
+    )
+
+
+def _entry(number: int, row: Row, now: datetime) -> str:
+    marks = "[verified]" if row[_VERIFIED] else "[unverified]"
+    expires = row[_EXPIRES]
+    if expires is not None and expires <= now:
+        marks += " [expired]"  # only reachable with include_expired
+    lines = [
+        f"[{number:03d}] {row[_CATEGORY]} ({PRIORITY_CAPS[row[_PRIORITY]]}) {marks}",
+        f"  {row[_KEY]}",
+    ]
+    # splitlines() also breaks on \r, \u2028 …: every visual line gets its indent, so content
+    # can never fake an entry boundary or a header.
+    lines.extend("  " + line for line in (row[_CONTENT].splitlines() or [""]))
+    if row[_TAGS]:
+        lines.append("  Tags: " + ", ".join(row[_TAGS]))
+    return "\n".join(lines)
+
+
+def _closing_text(omitted: list[Omitted]) -> str:
+    return "\n" + "".join(o.line + "\n" for o in omitted) if omitted else ""
+
+
+def _closing_len(omitted: list[Omitted]) -> int:
+    return len(_closing_text(omitted))
+
+
+# --- Planning ---------------------------------------------------------------------------------
+
+
+def _memory_row(memory: Memory) -> Row:
+    return tuple(getattr(memory, name) for name in TEXT_FIELDS)
+
+
+def _stream(selection: QuerySet[Memory], *, objects: bool, chunked: bool) -> Iterable:
+    """(row, payload) pairs in recall order; payload is the Memory for JSON, else the row."""
+    if objects:
+        memories: Iterable[Memory] = (
+            selection.iterator(chunk_size=STREAM_CHUNK) if chunked else list(selection)
+        )
+        return ((_memory_row(m), m) for m in memories)
+    rows = selection.values_list(*TEXT_FIELDS)
+    rows_iter: Iterable[Row] = rows.iterator(chunk_size=STREAM_CHUNK) if chunked else list(rows)
+    return ((row, row) for row in rows_iter)
+
+
+class _Lookahead:
+    """An iterator of (row, payload) that can peek at the keys coming next."""
+
+    def __init__(self, pairs: Iterable):
+        self._it: Iterator = iter(pairs)
+        self._buffer: deque = deque()
+
+    def __iter__(self) -> _Lookahead:
+        return self
+
+    def __next__(self):
+        return self._buffer.popleft() if self._buffer else next(self._it)
+
+    def keys_ahead(self, priority: int, limit: int) -> tuple[str, ...]:
+        """Keys of the next `limit` rows, as long as they have `priority`."""
+        keys: list[str] = []
+        index = 0
+        while len(keys) < limit:
+            if index == len(self._buffer):
+                pair = next(self._it, None)
+                if pair is None:
+                    break
+                self._buffer.append(pair)
+            row = self._buffer[index][0]
+            if row[_PRIORITY] != priority:
+                break
+            keys.append(row[_KEY])
+            index += 1
+        return tuple(keys)
+
+
+def _first_keys(selection: QuerySet[Memory], priority: int) -> tuple[str, ...]:
+    keys = selection.filter(priority=priority).values_list("key", flat=True)
+    return tuple(keys[:MAX_KEYS_NAMED])
+
+
+def _plan(
+    *,
+    mind: Mind,
+    selection: QuerySet[Memory],
+    budget: int | None,
+    now: datetime | None,
+    objects: bool,
+    render: bool,
+) -> RecallPlan:
+    now = now or timezone.now()
+    if budget is None:
+        # Everything is shown: one query, and the counts come from the rows themselves.
+        pairs = list(_stream(selection, objects=objects, chunked=False))
+        verified = sum(1 for row, _ in pairs if row[_VERIFIED])
+        entries = (
+            [_entry(number, row, now) for number, (row, _) in enumerate(pairs, 1)] if render else []
+        )
+        return RecallPlan(
+            total=len(pairs),
+            verified=verified,
+            header=_header(mind, len(pairs), verified),
+            entries=entries,
+            kept=[payload for _, payload in pairs],
+            omitted=[],
+        )
+    return _plan_with_budget(
+        mind=mind, selection=selection, limit=budget * CHARS_PER_TOKEN, now=now, objects=objects
+    )
+
+
+def _plan_with_budget(
+    *, mind: Mind, selection: QuerySet[Memory], limit: int, now: datetime, objects: bool
+) -> RecallPlan:
+    # Exact counts come from one aggregate; the rows themselves are streamed and the walk
+    # stops as soon as the budget is spent, so a large mind is never read in full.
+    counts = selection.order_by().aggregate(
+        total=Count("pk"),
+        verified=Count("pk", filter=Q(verified=True)),
+        **{f"p{p.value}": Count("pk", filter=Q(priority=p.value)) for p in Priority},
+    )
+    pending = {p.value: counts[f"p{p.value}"] for p in Priority}  # not yet shown, by priority
+    header = _header(mind, counts["total"], counts["verified"])
+
+    # Below the priority being walked nothing has been shown yet, so its closing lines are
+    # fixed: computed once per priority.
+    lower_cache: dict[int, tuple[list[Omitted], int]] = {}
+
+    def lower_omitted(priority: int) -> tuple[list[Omitted], int]:
+        """Closing lines for every priority below `priority` (all of it left out), and
+        their length without the blank line before them."""
+        if priority not in lower_cache:
+            lines = [
+                Omitted(lower, pending[lower], _first_keys(selection, lower))
+                for lower in NON_CRITICAL_DESC
+                if lower < priority and pending[lower] > 0
+            ]
+            lower_cache[priority] = (lines, sum(len(o.line) + 1 for o in lines))
+        return lower_cache[priority]
+
+    stream = _Lookahead(_stream(selection, objects=objects, chunked=True))
+    used = len(header)
+    entries: list[str] = []
+    kept: list[Any] = []
+    omitted: list[Omitted] = []
+    for row, payload in stream:
+        priority = row[_PRIORITY]
+        entry = _entry(len(entries) + 1, row, now)
+        cost = len(entry) + 2  # a blank line before it and its own final newline
+        if priority != Priority.CRITICAL:
+            # Would the answer still fit if this were the last memory shown?
+            lower, closing = lower_omitted(priority)
+            left = pending[priority] - 1
+            if left > 0:
+                ahead = stream.keys_ahead(priority, MAX_KEYS_NAMED)
+                closing += len(Omitted(priority, left, ahead).line) + 1
+            if closing:
+                closing += 1  # the blank line before the closing lines
+            if used + cost + closing > limit:
+                head = (row[_KEY], *stream.keys_ahead(priority, MAX_KEYS_NAMED - 1))
+                omitted = [Omitted(priority, max(pending[priority], 1), head), *lower]
+                break
+        entries.append(entry)
+        kept.append(payload)
+        used += cost
+        pending[priority] -= 1
+
+    # A tiny budget (or a safety net): name fewer keys, lowest priority first, when that makes
+    # the answer fit. When the critical memories alone overflow it, the keys stay.
+    bare = [dataclasses.replace(o, keys=()) for o in omitted]
+    while omitted and used + _closing_len(bare) <= limit < used + _closing_len(omitted):
+        index = max((i for i, o in enumerate(omitted) if o.keys), default=None)
+        if index is None:
+            break
+        shorter = omitted[index].keys[:-1]
+        omitted[index] = dataclasses.replace(omitted[index], keys=shorter)
+
+    return RecallPlan(
+        total=counts["total"],
+        verified=counts["verified"],
+        header=header,
+        entries=entries,
+        kept=kept,
+        omitted=omitted,
+    )

@@ -1,0 +1,69 @@
+"""GET /memory/recall: the mind's memories as text for an LLM's context, or as JSON."""
+
+from __future__ import annotations
+
+from django.http import HttpResponse
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework.exceptions import ValidationError
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from memories.models import Category
+from memories.params import param_bool, param_category, param_choice, param_tag
+from memories.recall import recall_render_json, recall_render_text, recall_selection
+from minds.scoping import mind_for_request
+
+FORMATS = ["text", "json"]
+
+
+def param_budget(params) -> int | None:
+    """`budget`: a positive whole number of tokens (about 4 characters each), or absent."""
+    raw = params.get("budget")
+    if raw is None or raw.strip() == "":
+        return None
+    try:
+        value = int(raw)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise ValidationError(
+            {"budget": [f"Must be a positive whole number of tokens, got {raw[:50]!r}."]}
+        )
+    return value
+
+
+class RecallView(APIView):
+    @extend_schema(
+        summary="Recall the mind's memories for an LLM's context",
+        description=(
+            "Plain text, most important first (critical, high, normal, low; then most "
+            "recently updated). `budget` caps the answer at about N tokens (4 characters "
+            "each, the whole text counted): critical memories always stay, the rest is cut "
+            "from the lowest priority up and summarised in closing lines."
+        ),
+        parameters=[
+            OpenApiParameter("budget", int, description="Token budget (4 characters each)."),
+            OpenApiParameter("category", str, enum=list(Category.values)),
+            OpenApiParameter("tag", str, description="Only memories with this tag."),
+            OpenApiParameter("format", str, enum=FORMATS, description="text (default) or json."),
+            OpenApiParameter("include_expired", bool),
+            OpenApiParameter("mind", str, description="The mind (JWT callers with several)."),
+        ],
+        responses={200: OpenApiTypes.STR},
+    )
+    def get(self, request):
+        params = request.query_params
+        output = param_choice(params, "format", FORMATS) or "text"
+        budget = param_budget(params)
+        category = param_category(params)
+        tag = param_tag(params)
+        include_expired = bool(param_bool(params, "include_expired"))
+        mind = mind_for_request(request)
+        selection = recall_selection(
+            mind=mind, category=category, tag=tag, include_expired=include_expired
+        )
+        if output == "json":
+            return Response(recall_render_json(mind=mind, selection=selection, budget=budget))
+        text = recall_render_text(mind=mind, selection=selection, budget=budget)
+        return HttpResponse(text, content_type="text/plain; charset=utf-8")

@@ -1,0 +1,190 @@
+"""GET /memory/recall over HTTP: formats, parameters, who sees what."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+
+from memories.models import Memory, MemoryTag, Priority
+from minds.services import mind_create
+
+
+def remember(mind, key, content="x", *, priority=Priority.NORMAL, **fields):
+    memory = Memory.objects.create(
+        mind=mind, category=fields.pop("category", "fact"), key=key, content=content,
+        priority=priority, **fields,
+    )  # fmt: skip
+    MemoryTag.objects.bulk_create(
+        MemoryTag(memory=memory, mind=mind, tag=tag) for tag in memory.tags
+    )
+    return memory
+
+
+@pytest.fixture
+def memories(mind):
+    remember(
+        mind, "user_name", "Olive", category="identity", priority=Priority.CRITICAL,
+        verified=True, tags=["person"],
+    )  # fmt: skip
+    remember(mind, "editor", "Uses Neovim", category="preference", tags=["Tools".lower()])
+    remember(mind, "old_plan", "Gone", expires_at=timezone.now() - timedelta(minutes=1))
+    for i in range(30):
+        remember(mind, f"trivia_{i:02d}", "some low priority trivia " * 5, priority=Priority.LOW)
+
+
+def test_agent_recalls_plain_text(agent, memories):
+    response = agent.get("/memory/recall")
+
+    assert response.status_code == 200
+    assert response["Content-Type"] == "text/plain; charset=utf-8"
+    body = response.content.decode()
+    assert body.startswith(
+        "Mind: Olive's Mind\n"
+        "Memories: 32 total (1 verified, 31 unverified)\n"
+        "\n"
+        "[001] identity (CRITICAL) [verified]\n"
+        "  user_name\n"
+        "  Olive\n"
+        "  Tags: person\n"
+        "\n"
+        "[002] preference (NORMAL) [unverified]\n"
+        "  editor\n"
+        "  Uses Neovim\n"
+        "  Tags: tools\n"
+    )
+    assert "old_plan" not in body
+    assert "[032] fact (LOW) [unverified]" in body
+
+
+def test_trailing_slash_works_too(agent, memories):
+    assert agent.get("/memory/recall/").status_code == 200
+
+
+def test_budget_cuts_low_priority_and_says_so(agent, memories):
+    body = agent.get("/memory/recall?budget=150").content.decode()
+
+    assert len(body) <= 150 * 4
+    assert "user_name" in body and "editor" in body
+    assert "low-priority memories left out: trivia_" in body
+    assert body.endswith("(use search or raise the budget)\n")
+
+
+def test_filters(agent, memories):
+    body = agent.get("/memory/recall?tag=TOOLS").content.decode()
+    assert "Memories: 1 total (0 verified, 1 unverified)" in body
+    assert "editor" in body and "user_name" not in body
+
+    body = agent.get("/memory/recall?category=identity").content.decode()
+    assert "Memories: 1 total (1 verified, 0 unverified)" in body
+
+
+def test_include_expired(agent, memories):
+    body = agent.get("/memory/recall?include_expired=true").content.decode()
+    assert "Memories: 33 total" in body
+    assert "[expired]\n  old_plan\n" in body
+
+
+def test_json_format(agent, memories, mind):
+    response = agent.get("/memory/recall?format=json&budget=150")
+
+    assert response.status_code == 200
+    data = response.json()
+    assert data["mind"] == {"id": mind.id, "name": "Olive's Mind"}
+    assert (data["total"], data["verified"], data["unverified"]) == (32, 1, 31)
+    assert [m["key"] for m in data["memories"]][:2] == ["user_name", "editor"]
+    assert data["memories"][0]["priority"] == "critical"
+    assert data["memories"][0]["id"].startswith("mem_")
+    [low] = data["omitted"]
+    assert low["priority"] == "low"
+    assert low["count"] == 32 - len(data["memories"])
+    assert len(low["keys"]) == 10
+
+    text = agent.get("/memory/recall?budget=150").content.decode()
+    for memory in data["memories"]:
+        assert f"\n  {memory['key']}\n" in text
+
+
+@pytest.mark.parametrize(
+    "query, field",
+    [
+        ("budget=0", "budget"),
+        ("budget=-5", "budget"),
+        ("budget=lots", "budget"),
+        ("budget=1.5", "budget"),
+        ("format=xml", "format"),
+        ("category=secrets", "category"),
+        ("include_expired=maybe", "include_expired"),
+    ],
+)
+def test_bad_parameters_are_400_naming_the_field(agent, query, field):
+    response = agent.get(f"/memory/recall?{query}")
+
+    assert response.status_code == 400
+    body = response.json()
+    assert body["error"] == "invalid"
+    assert field in body["fields"]
+    assert field in body["detail"]
+
+
+def test_stranger_agent_sees_only_its_own_mind(stranger_agent, stranger_mind, memories):
+    remember(stranger_mind.mind, "stranger_fact", "mine")
+
+    body = stranger_agent.get("/memory/recall").content.decode()
+
+    assert body.startswith("Mind: Stranger's Mind\nMemories: 1 total")
+    assert "stranger_fact" in body
+    assert "user_name" not in body and "Olive" not in body
+    data = stranger_agent.get("/memory/recall?format=json").json()
+    assert [m["key"] for m in data["memories"]] == ["stranger_fact"]
+
+
+def test_mind_key_ignores_a_mind_parameter(stranger_agent, mind, memories):
+    body = stranger_agent.get(f"/memory/recall?mind={mind.id}").content.decode()
+    assert "user_name" not in body
+
+
+def test_human_with_one_mind_recalls_it(human, memories):
+    response = human.get("/memory/recall")
+    assert response.status_code == 200
+    assert "user_name" in response.content.decode()
+
+
+def test_human_with_several_minds_names_one(human, owner, mind, memories):
+    second, _ = mind_create(owner=owner, name="Second")
+    remember(second, "second_fact")
+
+    assert human.get("/memory/recall").status_code == 400
+    body = human.get(f"/memory/recall?mind={second.id}").content.decode()
+    assert "second_fact" in body and "user_name" not in body
+    other = human.get("/memory/recall", HTTP_X_MIND_ID=mind.id).content.decode()
+    assert "user_name" in other and "second_fact" not in other
+
+
+def test_human_cannot_recall_someone_elses_mind(human, stranger_mind):
+    response = human.get(f"/memory/recall?mind={stranger_mind.mind.id}")
+    assert response.status_code == 404
+
+
+def test_anonymous_gets_401(anon, memories):
+    response = anon.get("/memory/recall")
+    assert response.status_code == 401
+    assert response.json()["error"] == "not_authenticated"
+
+
+def test_bad_key_gets_401(anon, memories):
+    anon.credentials(HTTP_AUTHORIZATION="Bearer mk_" + "x" * 43)
+    assert anon.get("/memory/recall").status_code == 401
+
+
+@pytest.mark.parametrize("query", ["", "?budget=100", "?format=json&budget=100"])
+def test_recall_is_a_fixed_number_of_queries(agent, mind, query, django_assert_max_num_queries):
+    Memory.objects.bulk_create(
+        Memory(mind=mind, category="note", key=f"k_{i}", content="text " * 40, priority=i % 4)
+        for i in range(400)
+    )
+    # key lookup + recall (at most aggregate, stream, two key lookups)
+    with django_assert_max_num_queries(6):
+        response = agent.get(f"/memory/recall{query}")
+    assert response.status_code == 200
