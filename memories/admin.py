@@ -1,0 +1,122 @@
+"""Admin: inspect and moderate memories, read the audit log.
+
+Memories are read-only here: edits go through the API or the dashboard, whose services keep
+tags, verification and the audit trail right. Verify, unverify and delete call the same
+services, recorded under the admin's email.
+"""
+
+from __future__ import annotations
+
+from django.contrib import admin, messages
+
+from memories import services
+from memories.models import Memory, MemoryEvent
+
+
+def _actor(request) -> services.Actor:
+    return services.Actor.for_user(request.user)
+
+
+@admin.register(Memory)
+class MemoryAdmin(admin.ModelAdmin):
+    list_display = [
+        "key",
+        "category",
+        "mind",
+        "priority",
+        "source",
+        "verified",
+        "expires_at",
+        "updated_at",
+    ]
+    list_filter = ["category", "priority", "source", "verified", "expires_at", "updated_at"]
+    search_fields = ["key", "content", "mind__id", "mind__name", "mind__owner__email"]
+    list_select_related = ["mind"]
+    readonly_fields = [
+        "id",
+        "mind",
+        "category",
+        "key",
+        "content",
+        "tags",
+        "priority",
+        "source",
+        "verified",
+        "confidence",
+        "expires_at",
+        "created_at",
+        "updated_at",
+        "verified_at",
+        "verified_by",
+    ]
+    fields = readonly_fields
+    date_hierarchy = "updated_at"
+    actions = ["verify_selected", "unverify_selected", "delete_selected_memories"]
+
+    def has_add_permission(self, request) -> bool:
+        return False
+
+    def get_actions(self, request):
+        actions = super().get_actions(request)
+        actions.pop("delete_selected", None)  # replaced by one that goes through the service
+        return actions
+
+    def save_model(self, request, obj, form, change) -> None:
+        pass  # every field is read-only here; writes go through the services
+
+    def delete_model(self, request, obj) -> None:
+        services.memory_delete(memory=obj, actor=_actor(request))
+
+    def delete_queryset(self, request, queryset) -> None:
+        for memory in queryset:
+            services.memory_delete(memory=memory, actor=_actor(request))
+
+    @admin.action(description="Verify the selected memories", permissions=["change"])
+    def verify_selected(self, request, queryset) -> None:
+        for memory in queryset:
+            services.memory_verify(memory=memory, actor=_actor(request))
+        self.message_user(request, f"Verified {len(queryset)} memories.", messages.SUCCESS)
+
+    @admin.action(description="Unverify the selected memories", permissions=["change"])
+    def unverify_selected(self, request, queryset) -> None:
+        for memory in queryset:
+            services.memory_unverify(memory=memory, actor=_actor(request))
+        self.message_user(request, f"Unverified {len(queryset)} memories.", messages.SUCCESS)
+
+    @admin.action(description="Delete the selected memories", permissions=["delete"])
+    def delete_selected_memories(self, request, queryset) -> None:
+        count = len(queryset)
+        self.delete_queryset(request, queryset)
+        self.message_user(request, f"Deleted {count} memories.", messages.SUCCESS)
+
+
+@admin.register(MemoryEvent)
+class MemoryEventAdmin(admin.ModelAdmin):
+    """The audit log: read-only."""
+
+    list_display = ["at", "action", "memory_id", "category", "key", "actor", "actor_type", "mind"]
+    list_filter = ["action", "actor_type", "at"]
+    search_fields = ["memory_id", "key", "actor", "mind__id", "mind__name"]
+    list_select_related = ["mind"]
+    date_hierarchy = "at"
+    readonly_fields = [
+        "at",
+        "action",
+        "memory_id",
+        "mind",
+        "category",
+        "key",
+        "actor",
+        "actor_type",
+        "changes",
+    ]
+    fields = readonly_fields
+
+    def has_add_permission(self, request) -> bool:
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False
+
+    def has_delete_permission(self, request, obj=None) -> bool:
+        return False

@@ -1,0 +1,645 @@
+"""Writes to memories. Every create, update, delete and (un)verification goes through here.
+
+The rules that decide what a write means live here and nowhere else, so the API, the admin,
+bulk sync and any later caller behave the same:
+
+- Upsert by (mind, category, key); a race on one key ends as one row (the unique constraint
+  is the arbiter: a losing insert is retried as an update inside the same transaction).
+- The source is decided by the actor, not the body: an agent stores `agent` (default) or
+  `tool`; a person stores `user` (default), `tool` or `system`; anything else is downgraded
+  to the actor's default and the result carries a warning.
+- A person's write leaves the memory verified (by them). When an agent or the system
+  changes the content of a verified memory, verification is cleared.
+- Omitted fields keep their current value on update; a field sent explicitly is applied
+  (`tags: []` clears tags, `expires_at: None` removes the expiry).
+- A write that changes nothing is not written: no new `updated_at`, no audit row.
+- Every write that changes something records one MemoryEvent with the old and new values;
+  a delete records every old value (the tombstone `/memory/diff` reads).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import re
+import unicodedata
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any, Literal
+
+from django.db import IntegrityError, transaction
+from django.http import Http404
+from django.utils import timezone
+from django.utils.text import slugify
+from rest_framework.exceptions import PermissionDenied, ValidationError
+
+from memories.models import (
+    MAX_CONTENT_LENGTH,
+    MAX_KEY_LENGTH,
+    MAX_TAG_LENGTH,
+    MAX_TAGS,
+    Category,
+    Memory,
+    MemoryEvent,
+    MemoryTag,
+    Priority,
+    Source,
+)
+from memories.params import normalize_tag
+from memories.serialization import PRIORITY_NAMES, iso
+from minds.authentication import MindAgent, is_human
+from minds.models import Mind
+from synapse_site.errors import Conflict
+
+
+class _Unset:
+    """Marks an argument that was not given (None is a real value for `expires_at`)."""
+
+    def __repr__(self) -> str:
+        return "UNSET"
+
+    def __bool__(self) -> bool:
+        return False
+
+
+UNSET: Any = _Unset()
+
+ActorKind = Literal["user", "agent", "system"]
+
+
+@dataclass(frozen=True)
+class Actor:
+    """Who writes: a person (email), an agent (its Mind Key prefix) or the system."""
+
+    kind: ActorKind
+    name: str
+
+    @classmethod
+    def for_user(cls, user) -> Actor:
+        return cls(kind="user", name=user.email)
+
+    @classmethod
+    def for_agent(cls, agent: MindAgent) -> Actor:
+        return cls(kind="agent", name=agent.actor)
+
+    @classmethod
+    def system(cls, name: str = "system") -> Actor:
+        return cls(kind="system", name=name)
+
+
+def actor_for_request(request) -> Actor:
+    """The actor behind an authenticated API request."""
+    user = request.user
+    if isinstance(user, MindAgent):
+        return Actor.for_agent(user)
+    if is_human(user):
+        return Actor.for_user(user)
+    raise PermissionDenied("This needs a Mind Key or a person's login.")
+
+
+@dataclass
+class UpsertResult:
+    memory: Memory
+    action: Literal["created", "updated"]
+    warnings: list[str] = field(default_factory=list)
+    # False when an "updated" store matched the stored values exactly (nothing was written).
+    changed: bool = True
+
+
+# (default source, sources the actor may ask for)
+SOURCE_POLICY: dict[str, tuple[str, frozenset[str]]] = {
+    "agent": (Source.AGENT, frozenset({Source.AGENT, Source.TOOL})),
+    "user": (Source.USER, frozenset({Source.USER, Source.TOOL, Source.SYSTEM})),
+    "system": (Source.SYSTEM, frozenset(Source.values)),
+}
+DEFAULT_CONFIDENCE = {Source.USER: 1.0, Source.SYSTEM: 1.0, Source.AGENT: 0.7, Source.TOOL: 0.7}
+
+# Fields recorded in the audit trail, in this order.
+AUDITED_FIELDS = (
+    "category",
+    "key",
+    "content",
+    "tags",
+    "priority",
+    "source",
+    "verified",
+    "confidence",
+    "expires_at",
+    "verified_at",
+    "verified_by",
+)
+TOMBSTONE_FIELDS = (*AUDITED_FIELDS, "created_at", "updated_at")
+
+_NUMBER = re.compile(r"[+-]?(\d+(\.\d*)?|\.\d+)")
+
+
+def _invalid(name: str, message: str) -> ValidationError:
+    return ValidationError({name: [message]})
+
+
+# --- Field rules ----------------------------------------------------------------------------
+
+
+def clean_category(value: Any) -> str:
+    if isinstance(value, str) and value.strip().lower() in Category.values:
+        return value.strip().lower()
+    raise _invalid("category", f"Must be one of: {', '.join(Category.values)}.")
+
+
+def clean_priority(value: Any) -> int:
+    if isinstance(value, Priority):
+        return int(value)
+    if isinstance(value, str):
+        name = value.strip().lower()
+        if name in PRIORITY_NAMES.values():
+            return Priority.from_name(name).value
+    raise _invalid("priority", f"Must be one of: {', '.join(PRIORITY_NAMES.values())}.")
+
+
+def _has_unencodable(text: str) -> bool:
+    # NUL is refused by PostgreSQL; lone surrogates cannot be stored as UTF-8 at all.
+    return "\x00" in text or any(0xD800 <= ord(ch) <= 0xDFFF for ch in text)
+
+
+def clean_content(value: Any) -> str:
+    """Any text of 1 to 50,000 characters, kept as sent (not stripped); blank is empty."""
+    if not isinstance(value, str):
+        raise _invalid("content", "Must be a string.")
+    if not value.strip():
+        raise _invalid("content", "May not be empty or only whitespace.")
+    if len(value) > MAX_CONTENT_LENGTH:
+        raise _invalid("content", f"At most {MAX_CONTENT_LENGTH:,} characters, got {len(value):,}.")
+    if _has_unencodable(value):
+        raise _invalid("content", "Contains a NUL character or an invalid (surrogate) code point.")
+    return value
+
+
+def _is_bad_key_char(ch: str) -> bool:
+    # Whitespace and separators (Z*), control (Cc), invisible format (Cf) and surrogates (Cs).
+    return ch.isspace() or unicodedata.category(ch) in {"Cc", "Cf", "Cs", "Zs", "Zl", "Zp"}
+
+
+def clean_key(value: Any) -> str:
+    """1-200 characters, no whitespace or control characters; case-sensitive, not altered."""
+    if not isinstance(value, str):
+        raise _invalid("key", "Must be a string.")
+    if not value:
+        raise _invalid("key", "May not be empty (omit it to let the server derive one).")
+    if len(value) > MAX_KEY_LENGTH:
+        raise _invalid("key", f"At most {MAX_KEY_LENGTH} characters, got {len(value)}.")
+    if any(_is_bad_key_char(ch) for ch in value):
+        raise _invalid("key", "May not contain whitespace or control characters (use snake_case).")
+    return value
+
+
+def clean_tags(value: Any) -> list[str]:
+    """Trimmed, lower-cased, de-duplicated (first occurrence wins); at most 20 of 1-64 chars."""
+    if value is None:
+        return []
+    if not isinstance(value, list | tuple):
+        raise _invalid("tags", "Must be a list of strings.")
+    tags: list[str] = []
+    for item in value:
+        if not isinstance(item, str):
+            raise _invalid("tags", "Must be a list of strings.")
+        tag = normalize_tag(item)
+        if not tag:
+            raise _invalid("tags", "A tag may not be empty.")
+        if len(tag) > MAX_TAG_LENGTH:
+            raise _invalid("tags", f"A tag has at most {MAX_TAG_LENGTH} characters: {tag[:20]}…")
+        if _has_unencodable(tag) or any(unicodedata.category(ch) == "Cc" for ch in tag):
+            raise _invalid("tags", "A tag may not contain control characters.")
+        if tag not in tags:
+            tags.append(tag)
+    if len(tags) > MAX_TAGS:
+        raise _invalid("tags", f"At most {MAX_TAGS} tags, got {len(tags)}.")
+    return tags
+
+
+def clean_confidence(value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise _invalid("confidence", "Must be a number between 0.0 and 1.0.")
+    number = float(value)
+    if not math.isfinite(number) or not 0.0 <= number <= 1.0:
+        raise _invalid("confidence", "Must be a number between 0.0 and 1.0.")
+    return number
+
+
+def _from_epoch(seconds: float) -> datetime:
+    if not math.isfinite(seconds):
+        raise ValueError("not a finite number")
+    return datetime.fromtimestamp(seconds, tz=UTC)
+
+
+def parse_timestamp(value: Any) -> datetime | None:
+    """ISO-8601 (naive means UTC) or Unix epoch seconds (number or numeric string) → UTC.
+
+    Raises ValueError with a readable message.
+    """
+    if value is None:
+        return None
+    try:
+        if isinstance(value, datetime):
+            parsed = value if timezone.is_aware(value) else value.replace(tzinfo=UTC)
+            return parsed.astimezone(UTC)
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            return _from_epoch(float(value))
+        if isinstance(value, str):
+            text = value.strip()
+            if _NUMBER.fullmatch(text):
+                return _from_epoch(float(text))
+            parsed = datetime.fromisoformat(text)
+            if timezone.is_naive(parsed):
+                parsed = parsed.replace(tzinfo=UTC)
+            return parsed.astimezone(UTC)
+    except (ValueError, OverflowError, OSError):
+        pass
+    raise ValueError(
+        "Must be an ISO-8601 timestamp (2026-12-31T23:59:00Z) or Unix epoch seconds, or null."
+    )
+
+
+def clean_expires_at(value: Any) -> datetime | None:
+    try:
+        return parse_timestamp(value)
+    except ValueError as exc:
+        raise _invalid("expires_at", str(exc)) from None
+
+
+def derive_key(*, category: str, content: str) -> str:
+    """A stable key for content stored without one: `<category>_<first words>_<hash>`.
+
+    Content is normalised (Unicode NFKC, case-folded, whitespace collapsed) first, so storing
+    the same text again finds the same memory instead of adding a duplicate.
+    """
+    normalised = " ".join(unicodedata.normalize("NFKC", content).casefold().split())
+    digest = hashlib.sha256(f"{category}\n{normalised}".encode()).hexdigest()[:10]
+    words = slugify(" ".join(normalised.split()[:6]), allow_unicode=True)
+    words = words.replace("-", "_")[:48].strip("_")
+    return f"{category}_{words}_{digest}" if words else f"{category}_{digest}"
+
+
+def resolve_source(*, actor: Actor, requested: Any) -> tuple[str, list[str]]:
+    """The source a write by `actor` is stored with, and a warning when the ask was refused."""
+    default, allowed = SOURCE_POLICY[actor.kind]
+    if requested is None:
+        return default, []
+    name = requested.strip().lower() if isinstance(requested, str) else requested
+    if name not in Source.values:
+        raise _invalid("source", f"Must be one of: {', '.join(Source.values)}.")
+    if name in allowed:
+        return name, []
+    if actor.kind == "agent":
+        why = (
+            f'source "{name}" cannot be set with a Mind Key: stored as "agent" and unverified '
+            "(only a person's login stores user or system memories)."
+        )
+    else:
+        why = f'source "{name}" is for memories written with a Mind Key: stored as "{default}".'
+    return default, [why]
+
+
+# --- Audit helpers --------------------------------------------------------------------------
+
+
+def _audit_value(name: str, value: Any) -> Any:
+    if name == "priority":
+        return PRIORITY_NAMES[value]
+    if isinstance(value, datetime):
+        return iso(value)
+    if name == "verified_by":
+        return value or None
+    if name == "tags":
+        return list(value)
+    return value
+
+
+def _snapshot(memory: Memory, fields: tuple[str, ...] = AUDITED_FIELDS) -> dict[str, Any]:
+    return {name: _audit_value(name, getattr(memory, name)) for name in fields}
+
+
+def _record(
+    *, memory: Memory, actor: Actor, action: str, changes: dict[str, Any], now: datetime
+) -> MemoryEvent:
+    return MemoryEvent.objects.create(
+        mind_id=memory.mind_id,
+        memory_id=memory.pk,
+        category=memory.category,
+        key=memory.key,
+        action=action,
+        actor=actor.name[:254],
+        actor_type=actor.kind,
+        at=now,
+        changes=changes,
+    )
+
+
+def _sync_tag_rows(*, memory: Memory, old: list[str], new: list[str]) -> None:
+    """Keep the MemoryTag index rows equal to `memory.tags`."""
+    removed = set(old) - set(new)
+    added = [tag for tag in new if tag not in old]
+    if removed:
+        MemoryTag.objects.filter(memory=memory, tag__in=removed).delete()
+    if added:
+        MemoryTag.objects.bulk_create(
+            [MemoryTag(memory=memory, mind_id=memory.mind_id, tag=tag) for tag in added]
+        )
+
+
+def _apply(
+    *,
+    memory: Memory,
+    actor: Actor,
+    values: dict[str, Any],
+    source: str,
+    source_requested: bool,
+    creating: bool,
+    now: datetime,
+) -> None:
+    """Apply cleaned `values` plus the source/verification rules to `memory` (unsaved)."""
+    before = None if creating else _snapshot(memory)
+    content_changed = "content" in values and values["content"] != memory.content
+    for name, value in values.items():
+        setattr(memory, name, value)
+
+    source_changed = False
+    # The source names who wrote the current text: it follows a content change or an
+    # explicit (allowed) request, never a tag or priority edit.
+    if creating or content_changed or source_requested:
+        source_changed = memory.source != source
+        memory.source = source
+    if "confidence" not in values and (creating or source_changed):
+        memory.confidence = DEFAULT_CONFIDENCE[memory.source]
+
+    edited = creating or before != _snapshot(memory)
+    if actor.kind == "user":
+        # A person editing it vouches for it (a store that changes nothing verifies nothing).
+        if edited and (creating or content_changed or not memory.verified):
+            memory.verified, memory.verified_by, memory.verified_at = True, actor.name, now
+    elif content_changed and memory.verified:
+        # A person confirmed the old text, not this one.
+        memory.verified, memory.verified_by, memory.verified_at = False, "", None
+
+
+def _changes(before: dict[str, Any], after: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {
+        name: {"old": before[name], "new": after[name]}
+        for name in AUDITED_FIELDS
+        if before[name] != after[name]
+    }
+
+
+# --- Services -------------------------------------------------------------------------------
+
+
+def _locked(*, mind: Mind, category: str, key: str) -> Memory | None:
+    return Memory.objects.select_for_update().filter(mind=mind, category=category, key=key).first()
+
+
+def _update_existing(
+    *,
+    memory: Memory,
+    actor: Actor,
+    values: dict[str, Any],
+    source: str,
+    source_requested: bool,
+    now: datetime,
+) -> bool:
+    before = _snapshot(memory)
+    old_tags = list(memory.tags)
+    _apply(
+        memory=memory,
+        actor=actor,
+        values=values,
+        source=source,
+        source_requested=source_requested,
+        creating=False,
+        now=now,
+    )
+    changes = _changes(before, _snapshot(memory))
+    if not changes:
+        return False
+    memory.updated_at = now
+    memory.save()
+    if "tags" in changes:
+        _sync_tag_rows(memory=memory, old=old_tags, new=list(memory.tags))
+    _record(memory=memory, actor=actor, action=MemoryEvent.Action.UPDATE, changes=changes, now=now)
+    return True
+
+
+def memory_upsert(
+    *,
+    mind: Mind,
+    actor: Actor,
+    category: str,
+    content: str,
+    key: str | None = None,
+    tags: list[str] | None = None,
+    priority: str | int | None = None,
+    source: str | None = None,
+    confidence: float | None = None,
+    expires_at: Any = UNSET,
+    now: datetime | None = None,
+) -> UpsertResult:
+    """Create the memory (mind, category, key) or update it in place.
+
+    `key=None` derives a stable key from the content. Omitted fields (None, or UNSET for
+    `expires_at`) keep their stored value on update and take the defaults on create;
+    `tags=[]` clears the tags and `expires_at=None` removes the expiry. Two requests racing
+    on one key end as one row, both answered: the loser of the insert updates.
+    """
+    category = clean_category(category)
+    content = clean_content(content)
+    key = derive_key(category=category, content=content) if key is None else clean_key(key)
+    values: dict[str, Any] = {"content": content}
+    if tags is not None:
+        values["tags"] = clean_tags(tags)
+    if priority is not None:
+        values["priority"] = clean_priority(priority)
+    if confidence is not None:
+        values["confidence"] = clean_confidence(confidence)
+    if expires_at is not UNSET:
+        values["expires_at"] = clean_expires_at(expires_at)
+    resolved, warnings = resolve_source(actor=actor, requested=source)
+    now = now or timezone.now()
+
+    with transaction.atomic():
+        existing = _locked(mind=mind, category=category, key=key)
+        if existing is None:
+            memory = Memory(mind=mind, category=category, key=key, created_at=now, updated_at=now)
+            _apply(
+                memory=memory,
+                actor=actor,
+                values=values,
+                source=resolved,
+                source_requested=source is not None,
+                creating=True,
+                now=now,
+            )
+            try:
+                with transaction.atomic():
+                    memory.save(force_insert=True)
+            except IntegrityError:
+                # Another request inserted this key after our lookup: update that row instead.
+                existing = _locked(mind=mind, category=category, key=key)
+                if existing is None:
+                    raise
+            else:
+                _sync_tag_rows(memory=memory, old=[], new=list(memory.tags))
+                created = {
+                    name: {"old": None, "new": value} for name, value in _snapshot(memory).items()
+                }
+                _record(
+                    memory=memory,
+                    actor=actor,
+                    action=MemoryEvent.Action.CREATE,
+                    changes=created,
+                    now=now,
+                )
+                return UpsertResult(memory=memory, action="created", warnings=warnings)
+
+        changed = _update_existing(
+            memory=existing,
+            actor=actor,
+            values=values,
+            source=resolved,
+            source_requested=source is not None,
+            now=now,
+        )
+        return UpsertResult(memory=existing, action="updated", warnings=warnings, changed=changed)
+
+
+def memory_update(
+    *,
+    memory: Memory,
+    actor: Actor,
+    category: Any = UNSET,
+    key: Any = UNSET,
+    content: Any = UNSET,
+    tags: Any = UNSET,
+    priority: Any = UNSET,
+    source: Any = UNSET,
+    confidence: Any = UNSET,
+    expires_at: Any = UNSET,
+    now: datetime | None = None,
+) -> Memory:
+    """Change the given fields of `memory` (a partial update) and return the stored row.
+
+    Moving it to a (category, key) another memory of the mind holds is a 409 Conflict.
+    """
+    values: dict[str, Any] = {}
+    if category is not UNSET:
+        values["category"] = clean_category(category)
+    if key is not UNSET:
+        values["key"] = clean_key(key)
+    if content is not UNSET:
+        values["content"] = clean_content(content)
+    if tags is not UNSET:
+        values["tags"] = clean_tags(tags)
+    if priority is not UNSET:
+        values["priority"] = clean_priority(priority)
+    if confidence is not UNSET:
+        values["confidence"] = clean_confidence(confidence)
+    if expires_at is not UNSET:
+        values["expires_at"] = clean_expires_at(expires_at)
+    requested = None if source is UNSET else source
+    resolved, _ = resolve_source(actor=actor, requested=requested)
+    now = now or timezone.now()
+
+    with transaction.atomic():
+        current = Memory.objects.select_for_update().filter(pk=memory.pk).first()
+        if current is None:
+            raise Http404("No memory with this id in this mind.")
+        new_category = values.get("category", current.category)
+        new_key = values.get("key", current.key)
+        if (new_category, new_key) != (current.category, current.key):
+            _refuse_clash(memory=current, category=new_category, key=new_key)
+        try:
+            with transaction.atomic():
+                _update_existing(
+                    memory=current,
+                    actor=actor,
+                    values=values,
+                    source=resolved,
+                    source_requested=requested is not None,
+                    now=now,
+                )
+        except IntegrityError:
+            # The (category, key) was taken between the check and the write.
+            _refuse_clash(memory=current, category=new_category, key=new_key)
+            raise
+    return current
+
+
+def _refuse_clash(*, memory: Memory, category: str, key: str) -> None:
+    other = (
+        Memory.objects.filter(mind_id=memory.mind_id, category=category, key=key)
+        .exclude(pk=memory.pk)
+        .values_list("pk", flat=True)
+        .first()
+    )
+    if other is not None:
+        raise Conflict(
+            f'Another memory of this mind ({other}) already has category "{category}" and '
+            f'key "{key}". Update that one, or pick another key.'
+        )
+
+
+def memory_delete(*, memory: Memory, actor: Actor, now: datetime | None = None) -> None:
+    """Delete the memory; the audit row keeps every old value (the tombstone for diff)."""
+    now = now or timezone.now()
+    with transaction.atomic():
+        current = Memory.objects.select_for_update().filter(pk=memory.pk).first()
+        if current is None:
+            raise Http404("No memory with this id in this mind.")
+        tombstone = {
+            name: {"old": value, "new": None}
+            for name, value in _snapshot(current, TOMBSTONE_FIELDS).items()
+        }
+        _record(
+            memory=current,
+            actor=actor,
+            action=MemoryEvent.Action.DELETE,
+            changes=tombstone,
+            now=now,
+        )
+        current.delete()
+
+
+def _set_verification(
+    *, memory: Memory, actor: Actor, verified: bool, now: datetime | None
+) -> Memory:
+    if actor.kind != "user":
+        raise PermissionDenied("Only a person can verify or unverify a memory.")
+    now = now or timezone.now()
+    with transaction.atomic():
+        current = Memory.objects.select_for_update().filter(pk=memory.pk).first()
+        if current is None:
+            raise Http404("No memory with this id in this mind.")
+        if current.verified == verified:
+            return current  # already so: nothing to write or record
+        before = _snapshot(current)
+        current.verified = verified
+        current.verified_by = actor.name if verified else ""
+        current.verified_at = now if verified else None
+        current.updated_at = now
+        current.save(update_fields=["verified", "verified_by", "verified_at", "updated_at"])
+        action = MemoryEvent.Action.VERIFY if verified else MemoryEvent.Action.UNVERIFY
+        _record(
+            memory=current,
+            actor=actor,
+            action=action,
+            changes=_changes(before, _snapshot(current)),
+            now=now,
+        )
+    return current
+
+
+def memory_verify(*, memory: Memory, actor: Actor, now: datetime | None = None) -> Memory:
+    """Mark the memory verified by this person (a no-op when it already is verified)."""
+    return _set_verification(memory=memory, actor=actor, verified=True, now=now)
+
+
+def memory_unverify(*, memory: Memory, actor: Actor, now: datetime | None = None) -> Memory:
+    """Clear verification, verified_by and verified_at (a no-op when it is not verified)."""
+    return _set_verification(memory=memory, actor=actor, verified=False, now=now)
