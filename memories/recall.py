@@ -37,13 +37,16 @@ both always show the same memories.
 from __future__ import annotations
 
 import dataclasses
+import json as jsonlib
 from collections import deque
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from datetime import datetime
+from functools import lru_cache
 from typing import Any
 
-from django.db.models import Count, Q, QuerySet
+from django.db.models import Count, Q, QuerySet, TextField
+from django.db.models.functions import Cast
 from django.utils import timezone
 
 from memories.models import Memory, Priority
@@ -57,7 +60,8 @@ STREAM_CHUNK = 100
 
 # What the text needs of a memory, read as plain tuples (no model instances on the hot path).
 TEXT_FIELDS = ("category", "priority", "verified", "key", "content", "tags", "expires_at")
-_CATEGORY, _PRIORITY, _VERIFIED, _KEY, _CONTENT, _TAGS, _EXPIRES = range(len(TEXT_FIELDS))
+_PRIORITY, _VERIFIED, _KEY = 1, 2, 3
+TEXT_ROW = tuple("tags_json" if name == "tags" else name for name in TEXT_FIELDS)
 PRIORITY_CAPS = {p.value: p.label.upper() for p in Priority}
 NON_CRITICAL_DESC = sorted((p.value for p in Priority if p != Priority.CRITICAL), reverse=True)
 
@@ -188,20 +192,26 @@ def _header(mind: Mind, total: int, verified: int) -> str:
 
 
 def _entry(number: int, row: Row, now: datetime) -> str:
-    marks = "[verified]" if row[_VERIFIED] else "[unverified]"
-    expires = row[_EXPIRES]
+    category, priority, verified, key, content, tags, expires = row
+    head = f"[{number:03d}] {category} ({PRIORITY_CAPS[priority]}) "
+    head += "[verified]" if verified else "[unverified]"
     if expires is not None and expires <= now:
-        marks += " [expired]"  # only reachable with include_expired
-    lines = [
-        f"[{number:03d}] {row[_CATEGORY]} ({PRIORITY_CAPS[row[_PRIORITY]]}) {marks}",
-        f"  {row[_KEY]}",
-    ]
+        head += " [expired]"  # only reachable with include_expired
     # splitlines() also breaks on \r, \u2028 …: every visual line gets its indent, so content
     # can never fake an entry boundary or a header.
-    lines.extend("  " + line for line in (row[_CONTENT].splitlines() or [""]))
-    if row[_TAGS]:
-        lines.append("  Tags: " + ", ".join(row[_TAGS]))
-    return "\n".join(lines)
+    text = f"{head}\n  {key}\n  " + "\n  ".join(content.splitlines() or [""])
+    if isinstance(tags, str):  # the JSON text, see _stream()
+        return text + _tags_line(tags) if tags != "[]" else text
+    if tags:
+        text += "\n  Tags: " + ", ".join(tags)
+    return text
+
+
+@lru_cache(maxsize=4096)
+def _tags_line(tags_json: str) -> str:
+    # Minds reuse a few tag combinations over and over: decode and join each one once.
+    tags = jsonlib.loads(tags_json)
+    return "\n  Tags: " + ", ".join(tags) if tags else ""
 
 
 def _closing_text(omitted: list[Omitted]) -> str:
@@ -226,7 +236,9 @@ def _stream(selection: QuerySet[Memory], *, objects: bool, chunked: bool) -> Ite
             selection.iterator(chunk_size=STREAM_CHUNK) if chunked else list(selection)
         )
         return ((_memory_row(m), m) for m in memories)
-    rows = selection.values_list(*TEXT_FIELDS)
+    # Tags are read as their JSON text and decoded only when not empty: the JSONField
+    # converter would cost more than the rest of a 10,000-memory recall together.
+    rows = selection.annotate(tags_json=Cast("tags", TextField())).values_list(*TEXT_ROW)
     rows_iter: Iterable[Row] = rows.iterator(chunk_size=STREAM_CHUNK) if chunked else list(rows)
     return ((row, row) for row in rows_iter)
 
