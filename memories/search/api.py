@@ -1,0 +1,74 @@
+"""GET /memory/search: ranked full-text search over the caller's mind."""
+
+from __future__ import annotations
+
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
+from rest_framework import serializers
+from rest_framework.exceptions import ValidationError
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from memories.params import param_bool, param_category, param_limit, param_tag
+from memories.search import DEFAULT_LIMIT, MAX_LIMIT, SearchQueryError, memory_search
+from memories.serialization import memory_to_dict
+from minds.scoping import mind_for_request
+
+Q_HELP = (
+    "Words to look for; any may match, best matches first. "
+    '"a phrase" must appear as written, `deploy*` matches a prefix, `-word` excludes. '
+    "Case and accents are ignored; English words match their other forms."
+)
+
+
+class MemorySearchView(APIView):
+    @extend_schema(
+        operation_id="memory_search",
+        parameters=[
+            OpenApiParameter("q", OpenApiTypes.STR, required=True, description=Q_HELP),
+            OpenApiParameter("tag", OpenApiTypes.STR, description="Only memories with this tag."),
+            OpenApiParameter("category", OpenApiTypes.STR, description="Only this category."),
+            OpenApiParameter(
+                "limit", OpenApiTypes.INT, description=f"Default {DEFAULT_LIMIT}, max {MAX_LIMIT}."
+            ),
+            OpenApiParameter(
+                "include_expired", OpenApiTypes.BOOL, description="Also search expired memories."
+            ),
+        ],
+        responses=inline_serializer(
+            "MemorySearch",
+            {
+                "query": serializers.CharField(),
+                "results": serializers.ListField(
+                    child=serializers.DictField(),
+                    help_text="Memories, each with `score` (higher is better) and `snippet` "
+                    "(matched words marked «like this»).",
+                ),
+                "total": serializers.IntegerField(help_text="All matches, not only this page."),
+            },
+        ),
+    )
+    def get(self, request):
+        params = request.query_params
+        mind = mind_for_request(request)
+        q = params.get("q", "")
+        limit = param_limit(params, default=DEFAULT_LIMIT, maximum=MAX_LIMIT)
+        tag = param_tag(params)
+        category = param_category(params)
+        include_expired = param_bool(params, "include_expired")
+        try:
+            page = memory_search(
+                mind=mind,
+                q=q,
+                tag=tag,
+                category=category,
+                include_expired=include_expired,
+                limit=limit,
+            )
+        except SearchQueryError as exc:
+            raise ValidationError({"q": [str(exc)]}) from None
+        results = [
+            {**memory_to_dict(hit.memory), "score": hit.score, "snippet": hit.snippet}
+            for hit in page.hits
+        ]
+        return Response({"query": q, "results": results, "total": page.total})

@@ -1,0 +1,290 @@
+"""The SQLite backend: an FTS5 index over memories_memory, kept in sync by triggers.
+
+Design notes (the why; the DDL itself is created by migration 0002_search_index and
+repeated here so `manage.py search_index --rebuild` can restore it, a test keeps both equal):
+
+- External content: the index stores no second copy of the text; snippet() reads it back
+  from memories_memory by rowid. Memory's primary key is a CharField, so the FTS rowid is
+  the table's implicit integer rowid (content_rowid='rowid').
+- Rowid stability: an implicit rowid may change when Django *remakes* the table (most
+  AlterField/RemoveField migrations on SQLite copy it into a new table, renumbering rowids
+  and dropping its triggers), and SQLite documents that VACUUM may renumber rowids of a
+  table without an INTEGER PRIMARY KEY (3.40 keeps them in practice). Either leaves the
+  index pointing at the wrong rows. We do not add a column for this: `search_index
+  --check` detects it (it compares the whole index with a fresh one), `--rebuild` repairs
+  it, and tests/memories/test_search_index.py fails if a migration leaves triggers missing.
+  A migration that remakes memories_memory must end by running `rebuild_index`.
+- Tokenizer: `porter unicode61 remove_diacritics 2`: case-folding, accents removed
+  ("schafer" finds "Schäfer") and English stemming ("deploying" finds "deployed").
+  unicode61 already splits on `_ . - :` (they are punctuation, not letters or digits), so
+  key `pref_editor` is indexed as "pref editor" and "editor" finds it; no `separators`
+  option is needed.
+- Tags are indexed as their plain values joined by spaces, not as the stored JSON text:
+  Django writes JSON with ASCII escapes, so a tag "café" is stored as "caf\\u00e9" and
+  would be indexed as "caf" + "u00e9". The triggers and the rebuild use the same
+  expression (`TAGS_TEXT`).
+- Scoping by mind, fast: a fourth column holds one token per mind (the mind id without
+  its underscore). Every MATCH is `mind_id : "<token>" AND (user query)`, so FTS5
+  intersects the mind's doclist with the terms' doclists: a term common across the whole
+  database but rare in this mind costs about as much as its matches in this mind, not all
+  of its matches. bm25 gives that column weight 0 and user terms are limited to the other
+  columns. The SQL still filters `m.mind_id = %s`, so the token is an accelerator, never
+  the only guard.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import datetime
+
+from django.db import connection, transaction
+
+from memories.models import Memory
+from memories.search.query import ParsedQuery, to_fts5
+
+FTS_TABLE = "memories_memory_fts"
+TRIGGER_NAMES = ("memories_memory_fts_ai", "memories_memory_fts_ad", "memories_memory_fts_au")
+
+# bm25 column weights, in FTS column order (key, tags, content, mind_id). A key or a tag is
+# a short label the writer chose to say what the memory is *about*; the content also
+# mentions things in passing. So a word in the key counts 4 times, in a tag 3 times, as
+# much as in the content. The mind token scores nothing: every candidate has it.
+# bench/search_eval.py measures the effect (compare its content-only baseline).
+WEIGHT_KEY = 4.0
+WEIGHT_TAGS = 3.0
+WEIGHT_CONTENT = 1.0
+
+SNIPPET_OPEN = "«"
+SNIPPET_CLOSE = "»"
+SNIPPET_ELLIPSIS = "…"
+SNIPPET_TOKENS = 16
+
+TAGS_TEXT = "(SELECT group_concat(value, ' ') FROM json_each({row}.tags))"
+MIND_TOKEN = "replace({row}.mind_id, '_', '')"
+
+
+def mind_token(mind_id: str) -> str:
+    """What MIND_TOKEN makes of a mind id, computed in Python for the MATCH expression."""
+    return mind_id.replace("_", "")
+
+
+def _values(row: str) -> str:
+    return (
+        f"{row}.rowid, {row}.key, {TAGS_TEXT.format(row=row)}, {row}.content, "
+        f"{MIND_TOKEN.format(row=row)}"
+    )
+
+
+CREATE_TABLE_SQL = (
+    f"CREATE VIRTUAL TABLE {FTS_TABLE} USING fts5("
+    "key, tags, content, mind_id, "
+    "content='memories_memory', content_rowid='rowid', "
+    "tokenize='porter unicode61 remove_diacritics 2')"
+)
+
+TRIGGERS_SQL = (
+    f"CREATE TRIGGER memories_memory_fts_ai AFTER INSERT ON memories_memory BEGIN "
+    f"INSERT INTO {FTS_TABLE}(rowid, key, tags, content, mind_id) "
+    f"VALUES ({_values('new')}); END",
+    f"CREATE TRIGGER memories_memory_fts_ad AFTER DELETE ON memories_memory BEGIN "
+    f"INSERT INTO {FTS_TABLE}({FTS_TABLE}, rowid, key, tags, content, mind_id) "
+    f"VALUES ('delete', {_values('old')}); END",
+    # Only when an indexed value changes: verifying or re-prioritising does not reindex.
+    f"CREATE TRIGGER memories_memory_fts_au AFTER UPDATE ON memories_memory "
+    f"WHEN old.rowid IS NOT new.rowid OR old.key IS NOT new.key OR old.tags IS NOT new.tags "
+    f"OR old.content IS NOT new.content OR old.mind_id IS NOT new.mind_id BEGIN "
+    f"INSERT INTO {FTS_TABLE}({FTS_TABLE}, rowid, key, tags, content, mind_id) "
+    f"VALUES ('delete', {_values('old')}); "
+    f"INSERT INTO {FTS_TABLE}(rowid, key, tags, content, mind_id) "
+    f"VALUES ({_values('new')}); END",
+)
+
+FILL_SQL = (
+    f"INSERT INTO {FTS_TABLE}(rowid, key, tags, content, mind_id) "
+    f"SELECT {_values('m')} FROM memories_memory AS m"
+)
+
+DROP_SQL = (
+    *(f"DROP TRIGGER IF EXISTS {name}" for name in TRIGGER_NAMES),
+    f"DROP TABLE IF EXISTS {FTS_TABLE}",
+)
+
+# Two steps: `matched` ranks every match of the mind (bm25 must run where the MATCH is);
+# `page` counts them and keeps the best `limit`; only those get a snippet, which re-reads
+# and re-tokenizes the text. CROSS JOIN fixes the join order: the index drives, each hit
+# is fetched by rowid. (Letting SQLite start from the mind's rows would run the MATCH
+# once per memory of the mind.)
+SEARCH_SQL = f"""
+WITH matched AS MATERIALIZED (
+    SELECT {FTS_TABLE}.rowid AS hit_rowid,
+           bm25({FTS_TABLE}, {WEIGHT_KEY}, {WEIGHT_TAGS}, {WEIGHT_CONTENT}, 0.0) AS hit_rank,
+           m.priority AS hit_priority, m.updated_at AS hit_updated, m.id AS hit_id
+    FROM {FTS_TABLE} CROSS JOIN memories_memory AS m ON m.rowid = {FTS_TABLE}.rowid
+    WHERE {FTS_TABLE} MATCH %s AND m.mind_id = %s {{filters}}
+),
+page AS (
+    SELECT hit_rowid, hit_rank, count(*) OVER () AS hit_total
+    FROM matched
+    ORDER BY hit_rank, hit_priority DESC, hit_updated DESC, hit_id
+    LIMIT %s
+)
+SELECT m.*, -page.hit_rank AS search_score, page.hit_total AS search_total,
+       snippet({FTS_TABLE}, 2, '{SNIPPET_OPEN}', '{SNIPPET_CLOSE}', '{SNIPPET_ELLIPSIS}',
+               {SNIPPET_TOKENS}) AS search_snippet,
+       highlight({FTS_TABLE}, 0, '{SNIPPET_OPEN}', '{SNIPPET_CLOSE}') AS search_key
+FROM page
+CROSS JOIN {FTS_TABLE} ON {FTS_TABLE}.rowid = page.hit_rowid
+CROSS JOIN memories_memory AS m ON m.rowid = page.hit_rowid
+WHERE {FTS_TABLE} MATCH %s
+ORDER BY page.hit_rank, m.priority DESC, m.updated_at DESC, m.id
+"""
+
+
+@dataclass
+class Hits:
+    memories: list[Memory]  # each with .search_score, .search_snippet
+    total: int
+
+
+def match_expression(*, mind_id: str, parsed: ParsedQuery) -> str:
+    token = mind_token(mind_id).replace('"', '""')
+    return f'mind_id : "{token}" AND ({to_fts5(parsed)})'
+
+
+def search(
+    *,
+    mind_id: str,
+    parsed: ParsedQuery,
+    tag: str | None,
+    category: str | None,
+    include_expired: bool,
+    limit: int,
+    now: datetime,
+) -> Hits:
+    """Run one search: the only place a MATCH is executed, every value a bound parameter."""
+    expression = match_expression(mind_id=mind_id, parsed=parsed)
+    filters, params = [], []
+    if category:
+        filters.append("AND m.category = %s")
+        params.append(category)
+    if tag:
+        filters.append("AND EXISTS (SELECT 1 FROM json_each(m.tags) AS t WHERE t.value = %s)")
+        params.append(tag)
+    if not include_expired:
+        filters.append("AND (m.expires_at IS NULL OR m.expires_at > %s)")
+        params.append(connection.ops.adapt_datetimefield_value(now))
+    sql = SEARCH_SQL.format(filters=" ".join(filters))
+    rows = list(Memory.objects.raw(sql, [expression, mind_id, *params, limit, expression]))
+    for memory in rows:
+        memory.search_snippet = _snippet(memory)
+    return Hits(rows, rows[0].search_total if rows else 0)
+
+
+def _snippet(memory: Memory) -> str:
+    """The content around the matched words; the key when only the key or tags matched."""
+    content = memory.search_snippet or ""
+    if SNIPPET_OPEN in content:
+        return content
+    key = memory.search_key or ""
+    if SNIPPET_OPEN in key:
+        return key
+    return content
+
+
+# --- maintenance -------------------------------------------------------------------------
+
+
+def _existing(cursor, kind: str, names: Iterable[str]) -> set[str]:
+    names = list(names)
+    marks = ", ".join(["%s"] * len(names))
+    cursor.execute(
+        f"SELECT name FROM sqlite_master WHERE type = %s AND name IN ({marks})", [kind, *names]
+    )
+    return {row[0] for row in cursor.fetchall()}
+
+
+def rebuild_index() -> int:
+    """Recreate the index table and triggers from scratch; return how many memories it holds."""
+    with transaction.atomic(), connection.cursor() as cursor:
+        for statement in (*DROP_SQL, CREATE_TABLE_SQL, *TRIGGERS_SQL, FILL_SQL):
+            cursor.execute(statement)
+        cursor.execute(f"INSERT INTO {FTS_TABLE}({FTS_TABLE}) VALUES ('optimize')")
+        cursor.execute(f"SELECT count(*) FROM {FTS_TABLE}_docsize")
+        return cursor.fetchone()[0]
+
+
+def index_problems() -> list[str]:
+    """Everything wrong with the index, as sentences; empty when it is sound.
+
+    1. the table and its three triggers exist; 2. FTS5's own integrity-check; 3. the index
+    equals one built afresh from memories_memory right now (every term at the same rowid,
+    column and position), which catches renumbered rowids and writes missed while the
+    triggers were gone. FTS5's `integrity-check` with rank 1 would compare against the
+    content table itself, but it reads the raw JSON of `tags`, not what we index.
+    """
+    problems: list[str] = []
+    with connection.cursor() as cursor:
+        if not _existing(cursor, "table", [FTS_TABLE]):
+            return [f"The search index table {FTS_TABLE} does not exist."]
+        missing = sorted(set(TRIGGER_NAMES) - _existing(cursor, "trigger", TRIGGER_NAMES))
+        if missing:
+            problems.append(f"Triggers missing (the index stops following writes): {missing}.")
+        try:
+            cursor.execute(f"INSERT INTO {FTS_TABLE}({FTS_TABLE}) VALUES ('integrity-check')")
+        except Exception as exc:  # FTS5 reports corruption as a generic database error
+            problems.append(f"FTS5 integrity-check failed: {exc}.")
+            return problems
+        problems.extend(_compare_with_fresh_index(cursor))
+    return problems
+
+
+def _compare_with_fresh_index(cursor) -> list[str]:
+    fresh = "temp.memories_memory_fts_check"
+    statements_drop = [
+        "DROP TABLE IF EXISTS temp.memories_fts_check_live_terms",
+        "DROP TABLE IF EXISTS temp.memories_fts_check_fresh_terms",
+        f"DROP TABLE IF EXISTS {fresh}",
+    ]
+    for statement in statements_drop:
+        cursor.execute(statement)
+    try:
+        # Contentless: only the index is built, with the live table's tokenizer.
+        cursor.execute(
+            f"CREATE VIRTUAL TABLE {fresh} USING fts5(key, tags, content, mind_id, "
+            "content='', tokenize='porter unicode61 remove_diacritics 2')"
+        )
+        cursor.execute(
+            f"INSERT INTO {fresh}(rowid, key, tags, content, mind_id) "
+            f"SELECT {_values('m')} FROM main.memories_memory AS m"
+        )
+        cursor.execute(
+            "CREATE VIRTUAL TABLE temp.memories_fts_check_live_terms "
+            f"USING fts5vocab(main, {FTS_TABLE}, instance)"
+        )
+        cursor.execute(
+            "CREATE VIRTUAL TABLE temp.memories_fts_check_fresh_terms "
+            "USING fts5vocab(temp, memories_memory_fts_check, instance)"
+        )
+        cursor.execute(
+            "SELECT count(*) FROM (SELECT term, doc, col, offset FROM "
+            "temp.memories_fts_check_live_terms EXCEPT SELECT term, doc, col, offset FROM "
+            "temp.memories_fts_check_fresh_terms)"
+        )
+        stale = cursor.fetchone()[0]
+        cursor.execute(
+            "SELECT count(*) FROM (SELECT term, doc, col, offset FROM "
+            "temp.memories_fts_check_fresh_terms EXCEPT SELECT term, doc, col, offset FROM "
+            "temp.memories_fts_check_live_terms)"
+        )
+        missing = cursor.fetchone()[0]
+    finally:
+        for statement in statements_drop:
+            cursor.execute(statement)
+    if stale or missing:
+        return [
+            f"The index differs from the memories table: {stale} indexed words no longer "
+            f"match a memory, {missing} words of memories are not indexed. "
+            "Run `manage.py search_index --rebuild`."
+        ]
+    return []

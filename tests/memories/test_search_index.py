@@ -1,0 +1,233 @@
+"""The FTS5 index follows every write (triggers) and the management command checks it."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from django.core.management import CommandError, call_command
+from django.db import connection
+
+from memories.models import Memory
+from memories.search import memory_search
+from memories.search import sqlite as fts
+from memories.services import Actor, memory_delete, memory_update, memory_upsert
+
+pytestmark = pytest.mark.django_db
+
+
+def found(mind, q: str) -> list[str]:
+    return [hit.memory.key for hit in memory_search(mind=mind, q=q).hits]
+
+
+def remember(mind, key, content, tags=(), category="note") -> Memory:
+    return Memory.objects.create(
+        mind=mind, category=category, key=key, content=content, tags=list(tags)
+    )
+
+
+def schema_sql(kind: str, names) -> dict[str, str]:
+    marks = ", ".join(["%s"] * len(names))
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT name, sql FROM sqlite_master WHERE type = %s AND name IN ({marks})",
+            [kind, *names],
+        )
+        return {name: re.sub(r"\s+", "", sql) for name, sql in cursor.fetchall()}
+
+
+def run_sql(*statements: str) -> None:
+    with connection.cursor() as cursor:
+        for statement in statements:
+            cursor.execute(statement)
+
+
+def assert_index_sound() -> None:
+    assert fts.index_problems() == []
+
+
+# --- the migration -------------------------------------------------------------------------
+
+
+def test_migration_creates_table_and_triggers(db):
+    assert set(schema_sql("trigger", fts.TRIGGER_NAMES)) == set(fts.TRIGGER_NAMES)
+    assert schema_sql("table", [fts.FTS_TABLE])
+    assert_index_sound()
+
+
+def test_rebuild_recreates_exactly_what_the_migration_created(mind):
+    remember(mind, "note_a", "alpha")
+    names = [*fts.TRIGGER_NAMES, fts.FTS_TABLE]
+    before = {**schema_sql("trigger", names), **schema_sql("table", names)}
+    assert fts.rebuild_index() == 1
+    after = {**schema_sql("trigger", names), **schema_sql("table", names)}
+    assert before == after
+    assert found(mind, "alpha") == ["note_a"]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_migration_is_reversible(mind):
+    remember(mind, "note_before", "zeppelin")
+    call_command("migrate", "memories", "0001", verbosity=0)
+    assert schema_sql("table", [fts.FTS_TABLE]) == {}
+    assert schema_sql("trigger", fts.TRIGGER_NAMES) == {}
+    call_command("migrate", verbosity=0)
+    # Memories stored before the index existed are indexed by the migration.
+    assert found(mind, "zeppelin") == ["note_before"]
+    assert_index_sound()
+
+
+# --- triggers: ORM writes ----------------------------------------------------------------------
+
+
+def test_insert_is_indexed(mind):
+    remember(mind, "preference_editor", "Neovim", tags=["tools"])
+    assert found(mind, "neovim") == ["preference_editor"]
+    assert found(mind, "editor") == ["preference_editor"]
+    assert found(mind, "tools") == ["preference_editor"]
+    assert_index_sound()
+
+
+def test_content_update_reindexes(mind):
+    memory = remember(mind, "preference_editor", "Neovim")
+    memory.content = "Helix"
+    memory.save()
+    assert found(mind, "neovim") == []
+    assert found(mind, "helix") == ["preference_editor"]
+    assert_index_sound()
+
+
+def test_key_update_reindexes(mind):
+    memory = remember(mind, "preference_editor", "Neovim")
+    memory.key = "preference_terminal_tool"
+    memory.save()
+    assert found(mind, "editor") == []
+    assert found(mind, "terminal") == ["preference_terminal_tool"]
+    assert_index_sound()
+
+
+def test_tags_update_reindexes(mind):
+    memory = remember(mind, "note_x", "something", tags=["alpha", "münchen"])
+    assert found(mind, "munchen") == ["note_x"]
+    memory.tags = ["beta"]
+    memory.save()
+    assert found(mind, "alpha") == []
+    assert found(mind, "munchen") == []
+    assert found(mind, "beta") == ["note_x"]
+    assert_index_sound()
+
+
+def test_update_of_unindexed_fields_keeps_the_index(mind):
+    memory = remember(mind, "note_x", "quokka")
+    Memory.objects.filter(pk=memory.pk).update(verified=True, priority=3)
+    assert found(mind, "quokka") == ["note_x"]
+    assert_index_sound()
+
+
+def test_queryset_update_and_delete_are_followed(mind):
+    remember(mind, "note_x", "quokka")
+    Memory.objects.filter(mind=mind).update(content="wombat")
+    assert found(mind, "wombat") == ["note_x"]
+    Memory.objects.filter(mind=mind).delete()
+    assert found(mind, "wombat") == []
+    assert_index_sound()
+
+
+def test_delete_is_unindexed(mind):
+    memory = remember(mind, "note_x", "quokka")
+    memory.delete()
+    assert found(mind, "quokka") == []
+    assert_index_sound()
+
+
+def test_deleting_the_mind_unindexes_its_memories(mind):
+    remember(mind, "note_x", "quokka")
+    mind.delete()
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT count(*) FROM {fts.FTS_TABLE}_docsize")
+        assert cursor.fetchone()[0] == 0
+    assert_index_sound()
+
+
+# --- triggers: through the services ----------------------------------------------------------
+
+
+def test_services_keep_the_index_in_sync(mind, owner):
+    actor = Actor.for_user(owner)
+    created = memory_upsert(
+        mind=mind,
+        actor=actor,
+        category="preference",
+        key="preference_editor",
+        content="Uses Neovim",
+        tags=["tools"],
+    ).memory
+    assert found(mind, "neovim") == ["preference_editor"]
+
+    memory_upsert(
+        mind=mind,
+        actor=actor,
+        category="preference",
+        key="preference_editor",
+        content="Uses Helix",
+        tags=["modal"],
+    )
+    assert found(mind, "neovim") == [] and found(mind, "tools") == []
+    assert found(mind, "helix modal") == ["preference_editor"]
+
+    memory_update(memory=created, actor=actor, key="preference_text_editor", tags=["terminal"])
+    assert found(mind, "text") == ["preference_text_editor"]
+    assert found(mind, "modal") == []
+
+    memory_delete(memory=created, actor=actor)
+    assert found(mind, "helix") == []
+    assert_index_sound()
+
+
+# --- the management command ---------------------------------------------------------------
+
+
+def test_check_passes_on_a_sound_index(mind, capsys):
+    remember(mind, "note_x", "quokka", tags=["café"])
+    call_command("search_index", "--check")
+    assert "Search index OK" in capsys.readouterr().out
+
+
+def test_check_fails_when_a_trigger_is_missing_and_rebuild_repairs(mind, capsys):
+    run_sql("DROP TRIGGER memories_memory_fts_ai")
+    remember(mind, "note_x", "quokka")  # written while the trigger is gone
+    with pytest.raises(CommandError):
+        call_command("search_index", "--check")
+    err = capsys.readouterr().err
+    assert "memories_memory_fts_ai" in err and "not indexed" in err
+    assert found(mind, "quokka") == []
+
+    call_command("search_index", "--rebuild", "--check")
+    assert "Search index OK" in capsys.readouterr().out
+    assert found(mind, "quokka") == ["note_x"]
+
+
+def test_check_detects_renumbered_rowids(mind):
+    # What a table remake (or a VACUUM that renumbers) does to an external-content index.
+    a = remember(mind, "note_a", "quokka")
+    b = remember(mind, "note_b", "wombat")
+    run_sql(*(f"DROP TRIGGER {name}" for name in fts.TRIGGER_NAMES))
+    with connection.cursor() as cursor:
+        rowids = []
+        for memory in (a, b):
+            cursor.execute("SELECT rowid FROM memories_memory WHERE id = %s", [memory.pk])
+            rowids.append(cursor.fetchone()[0])
+        ra, rb = rowids
+        cursor.execute("UPDATE memories_memory SET rowid = -1 WHERE id = %s", [a.pk])
+        cursor.execute("UPDATE memories_memory SET rowid = %s WHERE id = %s", [ra, b.pk])
+        cursor.execute("UPDATE memories_memory SET rowid = %s WHERE id = %s", [rb, a.pk])
+    problems = fts.index_problems()
+    assert any("differs" in p for p in problems)
+    fts.rebuild_index()
+    assert_index_sound()
+    assert found(mind, "quokka") == ["note_a"]
+
+
+def test_command_needs_an_action():
+    with pytest.raises(CommandError, match="--rebuild"):
+        call_command("search_index")
