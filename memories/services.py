@@ -420,7 +420,8 @@ def _update_existing(
     if not changes:
         return False
     memory.updated_at = now
-    memory.save()
+    # Only the changed columns: the search index triggers fire on the ones they watch.
+    memory.save(update_fields=[*changes, "updated_at"])
     if "tags" in changes:
         _sync_tag_rows(memory=memory, old=old_tags, new=list(memory.tags))
     _record(memory=memory, actor=actor, action=MemoryEvent.Action.UPDATE, changes=changes, now=now)

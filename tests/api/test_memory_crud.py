@@ -290,3 +290,19 @@ def test_stranger_agent_gets_404_exactly_like_missing(stranger_agent, stored):
 def test_human_sees_the_agents_memories_of_their_mind(human, stored):
     assert human.get(f"/memory/{stored['id']}").status_code == 200
     assert human.get("/memory").json()["total"] == 1
+
+
+def test_updates_and_deletes_reach_the_search_index(agent):
+    stored = agent.post(
+        "/memory",
+        {"category": "fact", "key": "k", "content": "likes bananas", "tags": ["fruit"]},
+        format="json",
+    ).json()
+    agent.put(
+        f"/memory/{stored['id']}", {"content": "likes cherries", "tags": ["red"]}, format="json"
+    )
+    assert agent.get("/memory/search?q=cherries").json()["total"] == 1
+    assert agent.get("/memory/search?q=bananas").json()["total"] == 0
+    assert agent.get("/memory/search?q=red").json()["total"] == 1
+    agent.delete(f"/memory/{stored['id']}")
+    assert agent.get("/memory/search?q=cherries").json()["total"] == 0
