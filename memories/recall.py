@@ -45,7 +45,7 @@ from datetime import datetime
 from functools import lru_cache
 from typing import Any
 
-from django.db.models import Count, Q, QuerySet, TextField
+from django.db.models import Count, QuerySet, TextField
 from django.db.models.functions import Cast
 from django.utils import timezone
 
@@ -68,6 +68,60 @@ NON_CRITICAL_DESC = sorted((p.value for p in Priority if p != Priority.CRITICAL)
 Row = tuple  # one tuple of TEXT_FIELDS values
 
 
+@dataclass(frozen=True)
+class RecallSelection:
+    """Which memories of a mind a recall shows; `memories()` reads them in recall order."""
+
+    mind: Mind
+    category: str | None
+    tag: str | None
+    include_expired: bool
+    now: datetime
+
+    def filtered(self) -> QuerySet[Memory]:
+        """The mind's memories narrowed by category and tag, expired ones included."""
+        memories = Memory.objects.filter(mind=self.mind)
+        if self.category:
+            memories = memories.filter(category=self.category)
+        if self.tag:
+            memories = memories.filter(tag_rows__tag=self.tag)
+        return memories
+
+    def memories(self) -> QuerySet[Memory]:
+        memories = self.filtered()
+        if not self.include_expired:
+            memories = memories.live(self.now)
+        return memories.recall_order()
+
+    def counts(self) -> dict[tuple[bool, int], int]:
+        """How many memories the selection holds, by (verified, priority).
+
+        Counted as "all minus expired": the first count is an index-only scan of the
+        (mind, verified, priority) index, the second touches only the expired rows, where
+        counting the live rows directly would read every row of the mind.
+        """
+        counts = _grouped_counts(self.filtered())
+        if not self.include_expired:
+            for group, expired in _grouped_counts(self.filtered().expired(self.now)).items():
+                counts[group] -= expired
+        return counts
+
+
+def _grouped_counts(memories: QuerySet[Memory]) -> dict[tuple[bool, int], int]:
+    counts: dict[tuple[bool, int], int] = {
+        (verified, p.value): 0 for verified in (False, True) for p in Priority
+    }
+    rows = (
+        memories.order_by()
+        .values("verified", "priority")
+        .annotate(n=Count("*"))  # COUNT(*): COUNT(id) would read the table, not the index
+        .values_list("verified", "priority", "n")
+    )
+    for verified, priority, n in rows:
+        counts[(bool(verified), priority)] += n
+    return counts
+
+
 def recall_selection(
     *,
     mind: Mind,
@@ -75,21 +129,20 @@ def recall_selection(
     tag: str | None = None,
     include_expired: bool = False,
     now: datetime | None = None,
-) -> QuerySet[Memory]:
-    """The mind's memories that recall shows, in recall order.
+) -> RecallSelection:
+    """The mind's memories that recall shows.
 
-    Not expired (unless `include_expired`), narrowed to `category` and `tag` (matched
-    case-insensitively), ordered critical → low, then most recently updated first, then by
-    id so the order is stable.
+    Not expired at `now` (unless `include_expired`), narrowed to `category` and `tag`
+    (matched case-insensitively); read in recall order: critical → low, then most recently
+    updated first, then by id so the order is stable.
     """
-    memories = Memory.objects.filter(mind=mind)
-    if not include_expired:
-        memories = memories.live(now)
-    if category:
-        memories = memories.filter(category=category)
-    if tag:
-        memories = memories.filter(tag_rows__tag=tag.strip().lower())
-    return memories.recall_order()
+    return RecallSelection(
+        mind=mind,
+        category=category or None,
+        tag=tag.strip().lower() if tag and tag.strip() else None,
+        include_expired=include_expired,
+        now=now or timezone.now(),
+    )
 
 
 @dataclass(frozen=True)
@@ -134,15 +187,9 @@ class RecallPlan:
         return self.total - self.verified
 
 
-def recall_render_text(
-    *,
-    mind: Mind,
-    selection: QuerySet[Memory],
-    budget: int | None = None,
-    now: datetime | None = None,
-) -> str:
+def recall_render_text(*, selection: RecallSelection, budget: int | None = None) -> str:
     """The recall text of `selection` (see the module docstring for the exact layout)."""
-    plan = _plan(mind=mind, selection=selection, budget=budget, now=now, objects=False, render=True)
+    plan = _plan(selection, budget=budget, objects=False, render=True)
     parts = [plan.header]
     for entry in plan.entries:
         parts.append("\n")
@@ -153,22 +200,10 @@ def recall_render_text(
     return "".join(parts)
 
 
-def recall_render_json(
-    *,
-    mind: Mind,
-    selection: QuerySet[Memory],
-    budget: int | None = None,
-    now: datetime | None = None,
-) -> dict:
+def recall_render_json(*, selection: RecallSelection, budget: int | None = None) -> dict:
     """The same selection as JSON: the counts, the memories in order, what was left out."""
-    plan = _plan(
-        mind=mind,
-        selection=selection,
-        budget=budget,
-        now=now,
-        objects=True,
-        render=budget is not None,
-    )
+    plan = _plan(selection, budget=budget, objects=True, render=budget is not None)
+    mind = selection.mind
     return {
         "mind": {"id": mind.id, "name": mind.name},
         "total": plan.total,
@@ -229,16 +264,16 @@ def _memory_row(memory: Memory) -> Row:
     return tuple(getattr(memory, name) for name in TEXT_FIELDS)
 
 
-def _stream(selection: QuerySet[Memory], *, objects: bool, chunked: bool) -> Iterable:
+def _stream(memories: QuerySet[Memory], *, objects: bool, chunked: bool) -> Iterable:
     """(row, payload) pairs in recall order; payload is the Memory for JSON, else the row."""
     if objects:
-        memories: Iterable[Memory] = (
-            selection.iterator(chunk_size=STREAM_CHUNK) if chunked else list(selection)
+        instances: Iterable[Memory] = (
+            memories.iterator(chunk_size=STREAM_CHUNK) if chunked else list(memories)
         )
-        return ((_memory_row(m), m) for m in memories)
+        return ((_memory_row(m), m) for m in instances)
     # Tags are read as their JSON text and decoded only when not empty: the JSONField
     # converter would cost more than the rest of a 10,000-memory recall together.
-    rows = selection.annotate(tags_json=Cast("tags", TextField())).values_list(*TEXT_ROW)
+    rows = memories.annotate(tags_json=Cast("tags", TextField())).values_list(*TEXT_ROW)
     rows_iter: Iterable[Row] = rows.iterator(chunk_size=STREAM_CHUNK) if chunked else list(rows)
     return ((row, row) for row in rows_iter)
 
@@ -274,24 +309,18 @@ class _Lookahead:
         return tuple(keys)
 
 
-def _first_keys(selection: QuerySet[Memory], priority: int) -> tuple[str, ...]:
-    keys = selection.filter(priority=priority).values_list("key", flat=True)
+def _first_keys(memories: QuerySet[Memory], priority: int) -> tuple[str, ...]:
+    keys = memories.filter(priority=priority).values_list("key", flat=True)
     return tuple(keys[:MAX_KEYS_NAMED])
 
 
 def _plan(
-    *,
-    mind: Mind,
-    selection: QuerySet[Memory],
-    budget: int | None,
-    now: datetime | None,
-    objects: bool,
-    render: bool,
+    selection: RecallSelection, *, budget: int | None, objects: bool, render: bool
 ) -> RecallPlan:
-    now = now or timezone.now()
+    mind, now, memories = selection.mind, selection.now, selection.memories()
     if budget is None:
         # Everything is shown: one query, and the counts come from the rows themselves.
-        pairs = list(_stream(selection, objects=objects, chunked=False))
+        pairs = list(_stream(memories, objects=objects, chunked=False))
         verified = sum(1 for row, _ in pairs if row[_VERIFIED])
         entries = (
             [_entry(number, row, now) for number, (row, _) in enumerate(pairs, 1)] if render else []
@@ -304,23 +333,15 @@ def _plan(
             kept=[payload for _, payload in pairs],
             omitted=[],
         )
-    return _plan_with_budget(
-        mind=mind, selection=selection, limit=budget * CHARS_PER_TOKEN, now=now, objects=objects
-    )
 
-
-def _plan_with_budget(
-    *, mind: Mind, selection: QuerySet[Memory], limit: int, now: datetime, objects: bool
-) -> RecallPlan:
-    # Exact counts come from one aggregate; the rows themselves are streamed and the walk
-    # stops as soon as the budget is spent, so a large mind is never read in full.
-    counts = selection.order_by().aggregate(
-        total=Count("pk"),
-        verified=Count("pk", filter=Q(verified=True)),
-        **{f"p{p.value}": Count("pk", filter=Q(priority=p.value)) for p in Priority},
-    )
-    pending = {p.value: counts[f"p{p.value}"] for p in Priority}  # not yet shown, by priority
-    header = _header(mind, counts["total"], counts["verified"])
+    # Exact counts come from aggregates; the rows themselves are streamed and the walk stops
+    # as soon as the budget is spent, so a large mind is never read in full.
+    limit = budget * CHARS_PER_TOKEN
+    counts = selection.counts()
+    total = sum(counts.values())
+    verified = sum(n for (is_verified, _), n in counts.items() if is_verified)
+    pending = {p.value: counts[(False, p.value)] + counts[(True, p.value)] for p in Priority}
+    header = _header(mind, total, verified)
 
     # Below the priority being walked nothing has been shown yet, so its closing lines are
     # fixed: computed once per priority.
@@ -331,14 +352,14 @@ def _plan_with_budget(
         their length without the blank line before them."""
         if priority not in lower_cache:
             lines = [
-                Omitted(lower, pending[lower], _first_keys(selection, lower))
+                Omitted(lower, pending[lower], _first_keys(memories, lower))
                 for lower in NON_CRITICAL_DESC
                 if lower < priority and pending[lower] > 0
             ]
             lower_cache[priority] = (lines, sum(len(o.line) + 1 for o in lines))
         return lower_cache[priority]
 
-    stream = _Lookahead(_stream(selection, objects=objects, chunked=True))
+    stream = _Lookahead(_stream(memories, objects=objects, chunked=True))
     used = len(header)
     entries: list[str] = []
     kept: list[Any] = []
@@ -376,8 +397,8 @@ def _plan_with_budget(
         omitted[index] = dataclasses.replace(omitted[index], keys=shorter)
 
     return RecallPlan(
-        total=counts["total"],
-        verified=counts["verified"],
+        total=total,
+        verified=verified,
         header=header,
         entries=entries,
         kept=kept,

@@ -64,6 +64,6 @@ class RecallView(APIView):
             mind=mind, category=category, tag=tag, include_expired=include_expired
         )
         if output == "json":
-            return Response(recall_render_json(mind=mind, selection=selection, budget=budget))
-        text = recall_render_text(mind=mind, selection=selection, budget=budget)
+            return Response(recall_render_json(selection=selection, budget=budget))
+        text = recall_render_text(selection=selection, budget=budget)
         return HttpResponse(text, content_type="text/plain; charset=utf-8")

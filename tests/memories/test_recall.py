@@ -32,7 +32,7 @@ def remember(mind, key, content="x", *, category="fact", priority=Priority.NORMA
 
 def text(mind, budget=None, **filters) -> str:
     selection = recall_selection(mind=mind, now=NOW, **filters)
-    return recall_render_text(mind=mind, selection=selection, budget=budget, now=NOW)
+    return recall_render_text(selection=selection, budget=budget)
 
 
 def shown_keys(answer: str) -> list[str]:
@@ -271,7 +271,7 @@ def test_json_is_the_same_selection(mind):
     selection = recall_selection(mind=mind, now=NOW)
     budgeted_text = text(mind, budget=200)
 
-    answer = recall_render_json(mind=mind, selection=selection, budget=200, now=NOW)
+    answer = recall_render_json(selection=selection, budget=200)
 
     assert answer["mind"] == {"id": mind.id, "name": "Olive's Mind"}
     assert (answer["total"], answer["verified"], answer["unverified"]) == (23, 1, 22)
@@ -284,7 +284,7 @@ def test_json_is_the_same_selection(mind):
         "count": 10,
         "keys": [f"low_{i:03d}" for i in range(10)],
     }
-    full = recall_render_json(mind=mind, selection=selection, now=NOW)
+    full = recall_render_json(selection=selection)
     assert [m["key"] for m in full["memories"]] == shown_keys(text(mind))
     assert full["omitted"] == [] and full["budget"] is None
 
@@ -306,8 +306,28 @@ def test_query_count_does_not_grow_with_the_mind(mind, budget, django_assert_max
         for i in range(600)
     )
     selection = recall_selection(mind=mind, now=NOW)
-    # aggregate + row stream + at most one key lookup per lower priority
-    with django_assert_max_num_queries(5):
-        recall_render_text(mind=mind, selection=selection, budget=budget, now=NOW)
-    with django_assert_max_num_queries(5):
-        recall_render_json(mind=mind, selection=selection, budget=budget, now=NOW)
+    # two counts + the row stream + at most one key lookup per lower priority
+    with django_assert_max_num_queries(6):
+        recall_render_text(selection=selection, budget=budget)
+    with django_assert_max_num_queries(6):
+        recall_render_json(selection=selection, budget=budget)
+
+
+@pytest.mark.parametrize("filters", [{}, {"tag": "Work"}, {"category": "skill"}])
+def test_budgeted_header_counts_match_the_full_ones(mind, filters):
+    for i in range(12):
+        remember(
+            mind,
+            f"m_{i}",
+            category="skill" if i % 3 else "fact",
+            priority=i % 4,
+            verified=i % 2 == 0,
+            tags=["work"] if i % 4 else [],
+            expires_at=NOW - timedelta(hours=1) if i % 5 == 0 else None,
+        )
+    header = text(mind, **filters).split("\n")[1]
+    assert header == text(mind, budget=20, **filters).split("\n")[1]
+    assert header == text(mind, budget=100_000, **filters).split("\n")[1]
+    with_expired = text(mind, include_expired=True, **filters).split("\n")[1]
+    assert with_expired == text(mind, budget=20, include_expired=True, **filters).split("\n")[1]
+    assert header != with_expired
