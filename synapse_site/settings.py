@@ -102,6 +102,7 @@ INSTALLED_APPS = [
     "accounts",
     "minds",
     "memories",
+    "dashboard",
 ]
 
 MIDDLEWARE = [
@@ -189,7 +190,9 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
 SYNAPSE_ALLOW_REGISTRATION = env_bool("SYNAPSE_ALLOW_REGISTRATION", True)
-LOGIN_URL = "/admin/login/"
+LOGIN_URL = "/accounts/login/"
+LOGIN_REDIRECT_URL = "/dashboard/"
+LOGOUT_REDIRECT_URL = "/accounts/login/"
 
 # --- API ------------------------------------------------------------------------------------
 

@@ -1,5 +1,6 @@
 from django.contrib import admin
 from django.urls import include, path, re_path
+from django.views.generic import RedirectView
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 from accounts.api import LoginView, RefreshView, RegisterView
@@ -19,6 +20,9 @@ urlpatterns = [
     re_path(r"^api/schema/?$", SpectacularAPIView.as_view(), name="schema"),
     re_path(r"^api/docs/?$", SpectacularSwaggerView.as_view(url_name="schema"), name="api-docs"),
     path("admin/", admin.site.urls),
+    path("accounts/", include("dashboard.account_urls")),
+    path("dashboard/", include("dashboard.urls")),
+    path("dashboard", RedirectView.as_view(url="/dashboard/")),
     path("", include("memories.urls")),
     path("", include(router.urls)),
 ]

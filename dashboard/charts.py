@@ -1,0 +1,177 @@
+"""Chart geometry for the overview's inline SVG: plain numbers, drawn by templates.
+
+No chart library: a bar is a rectangle, and the templates put every number in text too
+(labels beside the bars and a data table), so nothing is told by colour or shape alone.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import date
+
+WIDTH = 480
+LABEL_WIDTH = 96
+VALUE_WIDTH = 44
+ROW_HEIGHT = 26
+BAR_HEIGHT = 16
+
+
+@dataclass(frozen=True)
+class Bar:
+    label: str
+    value: int
+    x: float
+    y: float
+    width: float
+    height: float
+
+    @property
+    def text_y(self) -> float:
+        return self.y + self.height / 2
+
+    @property
+    def value_x(self) -> float:
+        return round(self.x + self.width + 6, 1)
+
+
+@dataclass(frozen=True)
+class BarChart:
+    bars: list[Bar]
+    width: int
+    height: int
+    bar_x: int
+    total: int
+
+    @property
+    def label_x(self) -> int:
+        return self.bar_x - 8
+
+    @property
+    def description(self) -> str:
+        return ", ".join(f"{bar.label}: {bar.value}" for bar in self.bars)
+
+
+def bar_chart(items: list[tuple[str, int]]) -> BarChart:
+    """Horizontal bars, one row per (label, value), scaled to the largest value."""
+    largest = max((value for _, value in items), default=0) or 1
+    span = WIDTH - LABEL_WIDTH - VALUE_WIDTH
+    bars = [
+        Bar(
+            label=label,
+            value=value,
+            x=LABEL_WIDTH,
+            y=index * ROW_HEIGHT + (ROW_HEIGHT - BAR_HEIGHT) / 2,
+            width=round(span * value / largest, 1),
+            height=BAR_HEIGHT,
+        )
+        for index, (label, value) in enumerate(items)
+    ]
+    return BarChart(
+        bars=bars,
+        width=WIDTH,
+        height=max(len(items), 1) * ROW_HEIGHT,
+        bar_x=LABEL_WIDTH,
+        total=sum(value for _, value in items),
+    )
+
+
+@dataclass(frozen=True)
+class ShareChart:
+    part: int
+    whole: int
+    width: int
+    part_width: float
+
+    @property
+    def percent(self) -> int:
+        return round(100 * self.part / self.whole) if self.whole else 0
+
+    @property
+    def rest(self) -> int:
+        return self.whole - self.part
+
+    @property
+    def rest_width(self) -> float:
+        return round(self.width - self.part_width, 1)
+
+
+def share_chart(part: int, whole: int, width: int = WIDTH) -> ShareChart:
+    """One bar split in two: `part` of `whole` (e.g. verified of all)."""
+    part_width = round(width * part / whole, 1) if whole else 0.0
+    return ShareChart(part=part, whole=whole, width=width, part_width=part_width)
+
+
+@dataclass(frozen=True)
+class Column:
+    day: date
+    first: int
+    second: int
+    x: float
+    width: float
+    first_y: float
+    first_height: float
+    second_y: float
+    second_height: float
+    label: str  # shown under the axis, or ""
+
+    @property
+    def label_x(self) -> float:
+        return round(self.x + self.width, 1)
+
+
+@dataclass(frozen=True)
+class ColumnChart:
+    columns: list[Column]
+    width: int
+    height: int
+    plot_top: int
+    plot_bottom: int
+    largest: int
+    total_first: int
+    total_second: int
+
+    @property
+    def label_y(self) -> int:
+        return self.plot_bottom + 16
+
+
+def column_chart(
+    series: list[tuple[date, int, int]], width: int = WIDTH, plot_height: int = 140
+) -> ColumnChart:
+    """Stacked columns per day: `first` at the bottom, `second` above it."""
+    top, left, right = 16, 28, 4
+    bottom = top + plot_height
+    largest = max((a + b for _, a, b in series), default=0)
+    scale = plot_height / largest if largest else 0.0
+    slot = (width - left - right) / max(len(series), 1)
+    gap = min(2.0, slot / 4)
+    columns = []
+    for index, (day, first, second) in enumerate(series):
+        first_height = round(first * scale, 1)
+        second_height = round(second * scale, 1)
+        # Label the last day and every seventh day before it.
+        labelled = (len(series) - 1 - index) % 7 == 0
+        columns.append(
+            Column(
+                day=day,
+                first=first,
+                second=second,
+                x=round(left + index * slot + gap / 2, 1),
+                width=round(slot - gap, 1),
+                first_y=round(bottom - first_height, 1),
+                first_height=first_height,
+                second_y=round(bottom - first_height - second_height, 1),
+                second_height=second_height,
+                label=f"{day:%b} {day.day}" if labelled else "",
+            )
+        )
+    return ColumnChart(
+        columns=columns,
+        width=width,
+        height=bottom + 24,
+        plot_top=top,
+        plot_bottom=bottom,
+        largest=largest,
+        total_first=sum(a for _, a, _ in series),
+        total_second=sum(b for _, _, b in series),
+    )

@@ -1,0 +1,32 @@
+"""/dashboard/…: the human side. Every write calls the same services as the API."""
+
+from __future__ import annotations
+
+from django.urls import path
+
+from dashboard.views import memories, minds
+
+app_name = "dashboard"
+
+MIND = "minds/<str:mind_id>/"
+MEMORY = MIND + "memories/<str:memory_id>/"
+
+urlpatterns = [
+    path("", minds.mind_list, name="minds"),
+    path("minds/new/", minds.mind_new, name="mind-new"),
+    path(MIND, minds.mind_overview, name="mind"),
+    path(MIND + "key/", minds.mind_key, name="mind-key"),
+    path(MIND + "rotate-key/", minds.mind_rotate, name="mind-rotate"),
+    path(MIND + "revoke-key/", minds.mind_revoke, name="mind-revoke"),
+    path(MIND + "settings/", minds.mind_settings, name="mind-settings"),
+    path(MIND + "delete/", minds.mind_delete_confirm, name="mind-delete"),
+    path(MIND + "memories/", memories.memory_table, name="memories"),
+    path(MIND + "review/", memories.review_queue, name="review"),
+    path(MIND + "review/verify/", memories.bulk_verify, name="bulk-verify"),
+    path(MEMORY, memories.memory_detail, name="memory"),
+    path(MEMORY + "edit/", memories.memory_edit, name="memory-edit"),
+    path(MEMORY + "verify/", memories.memory_verify_view, name="memory-verify"),
+    path(MEMORY + "unverify/", memories.memory_unverify_view, name="memory-unverify"),
+    path(MEMORY + "delete/", memories.memory_delete_confirm, name="memory-delete"),
+    path(MEMORY + "restore/<int:event_id>/", memories.memory_restore, name="memory-restore"),
+]

@@ -1,0 +1,122 @@
+import pytest
+from django.test import Client
+
+from accounts.models import User
+from tests.conftest import PASSWORD
+
+pytestmark = pytest.mark.django_db
+
+
+def test_signup_creates_account_and_signs_in(client):
+    page = client.get("/accounts/signup/")
+    assert page.status_code == 200
+    assert 'for="id_email"' in page.content.decode()
+    response = client.post(
+        "/accounts/signup/",
+        {"email": "New@Example.com", "name": "Nia", "password1": PASSWORD, "password2": PASSWORD},
+    )
+    assert response.status_code == 302
+    assert response["Location"] == "/dashboard/"
+    user = User.objects.get(email="new@example.com")
+    assert user.name == "Nia" and user.check_password(PASSWORD)
+    assert client.get("/dashboard/").status_code == 200
+
+
+@pytest.mark.parametrize(
+    ("data", "field", "message"),
+    [
+        ({"password1": "short", "password2": "short"}, "password1", "too short"),
+        ({"password1": PASSWORD, "password2": "different"}, "password2", "differ"),
+        ({"email": "owner@example.com"}, "email", "already exists"),
+    ],
+)
+def test_signup_errors_are_shown_on_the_field(client, owner, data, field, message):
+    form = {"email": "x@example.com", "password1": PASSWORD, "password2": PASSWORD, **data}
+    response = client.post("/accounts/signup/", form)
+    assert response.status_code == 200
+    assert message in " ".join(response.context["form"].errors[field])
+    assert User.objects.count() == 1
+
+
+def test_signup_closed_when_registration_is_off(client, settings):
+    settings.SYNAPSE_ALLOW_REGISTRATION = False
+    assert client.get("/accounts/signup/").status_code == 403
+    response = client.post(
+        "/accounts/signup/",
+        {"email": "x@example.com", "password1": PASSWORD, "password2": PASSWORD},
+    )
+    assert response.status_code == 403
+    assert not User.objects.exists()
+    assert "/accounts/signup/" not in client.get("/accounts/login/").content.decode()
+
+
+def test_login_with_email_and_password(client, owner):
+    assert client.get("/accounts/login/").status_code == 200
+    response = client.post(
+        "/accounts/login/", {"username": "OWNER@example.com", "password": PASSWORD}
+    )
+    assert response.status_code == 302
+    assert response["Location"] == "/dashboard/"
+    assert client.get("/dashboard/").status_code == 200
+
+
+def test_wrong_password_stays_on_login(client, owner):
+    response = client.post("/accounts/login/", {"username": owner.email, "password": "nope"})
+    assert response.status_code == 200
+    assert response.context["form"].non_field_errors()
+    assert client.get("/dashboard/").status_code == 302
+
+
+def test_login_follows_next(client, owner, mind):
+    target = f"/dashboard/minds/{mind.pk}/review/"
+    response = client.post(
+        f"/accounts/login/?next={target}",
+        {"username": owner.email, "password": PASSWORD, "next": target},
+    )
+    assert response["Location"] == target
+
+
+def test_logout_needs_post_and_ends_the_session(web):
+    assert web.get("/accounts/logout/").status_code == 405
+    response = web.post("/accounts/logout/")
+    assert response.status_code == 302
+    assert web.get("/dashboard/").status_code == 302
+
+
+def test_password_change(web, owner):
+    assert web.get("/accounts/password/").status_code == 200
+    new = "another long passphrase 42"
+    response = web.post(
+        "/accounts/password/",
+        {"old_password": PASSWORD, "new_password1": new, "new_password2": new},
+    )
+    assert response.status_code == 302
+    assert response["Location"] == "/accounts/password/done/"
+    owner.refresh_from_db()
+    assert owner.check_password(new)
+    assert web.get("/dashboard/").status_code == 200  # this session stays signed in
+
+
+def test_password_change_needs_login(client):
+    response = client.get("/accounts/password/")
+    assert response.status_code == 302
+    assert response["Location"].startswith("/accounts/login/")
+
+
+def test_csrf_is_enforced_on_login_and_dashboard_posts(owner, mind):
+    strict = Client(enforce_csrf_checks=True)
+    response = strict.post("/accounts/login/", {"username": owner.email, "password": PASSWORD})
+    assert response.status_code == 403
+    strict.force_login(owner)
+    response = strict.post(f"/dashboard/minds/{mind.pk}/rotate-key/")
+    assert response.status_code == 403
+    old_hash = mind.key_hash
+    mind.refresh_from_db()
+    assert mind.key_hash == old_hash
+    # With the token from the form, the same POST goes through.
+    page = strict.get(f"/dashboard/minds/{mind.pk}/settings/")
+    token = page.cookies["csrftoken"].value
+    response = strict.post(
+        f"/dashboard/minds/{mind.pk}/rotate-key/", {"csrfmiddlewaretoken": token}
+    )
+    assert response.status_code == 302

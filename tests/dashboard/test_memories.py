@@ -1,0 +1,294 @@
+from datetime import timedelta
+
+import pytest
+from django.test import Client
+from django.utils import timezone
+
+from memories.models import Memory, MemoryEvent, Priority
+from memories.services import Actor, memory_upsert
+from tests.dashboard.conftest import AGENT, agent_store
+
+pytestmark = pytest.mark.django_db
+
+
+def table(web, mind, **params):
+    response = web.get(f"/dashboard/minds/{mind.pk}/memories/", params)
+    assert response.status_code == 200
+    return response
+
+
+def keys(response) -> list[str]:
+    return [row["memory"].key for row in response.context["rows"]]
+
+
+@pytest.fixture
+def stocked(mind):
+    now = timezone.now()
+    agent_store(mind, key="fact_sky", tags=["weather"], priority="low", confidence=0.9)
+    agent_store(mind, key="skill_docker", category="skill", tags=["docker"], priority="high")
+    agent_store(mind, key="old", content="gone stale", expires_at=now - timedelta(days=1))
+    memory_upsert(
+        mind=mind,
+        actor=Actor.for_user(mind.owner),
+        category="identity",
+        key="identity_name",
+        content="Olive Schäfer",
+        priority="critical",
+    )
+    return mind
+
+
+def test_table_lists_live_memories_newest_first(web, stocked):
+    assert keys(table(web, stocked)) == ["identity_name", "skill_docker", "fact_sky"]
+
+
+@pytest.mark.parametrize(
+    ("params", "expected"),
+    [
+        ({"category": "skill"}, ["skill_docker"]),
+        ({"priority": "critical"}, ["identity_name"]),
+        ({"source": "user"}, ["identity_name"]),
+        ({"verified": "yes"}, ["identity_name"]),
+        ({"verified": "no"}, ["skill_docker", "fact_sky"]),
+        ({"tag": "Docker"}, ["skill_docker"]),
+        ({"expired": "only"}, ["old"]),
+        (
+            {"expired": "include", "sort": "key"},
+            ["fact_sky", "identity_name", "old", "skill_docker"],
+        ),
+        ({"sort": "-priority"}, ["identity_name", "skill_docker", "fact_sky"]),
+        ({"sort": "confidence"}, ["skill_docker", "fact_sky", "identity_name"]),
+    ],
+)
+def test_table_filters_and_sorting(web, stocked, params, expected):
+    assert keys(table(web, stocked, **params)) == expected
+
+
+def test_bad_filter_values_are_reported_not_500(web, stocked):
+    response = table(web, stocked, category="nope", sort="hack")
+    assert "category" in response.context["form"].errors
+    assert len(keys(response)) == 3
+
+
+def test_search_uses_the_api_search_and_marks_snippets(web, stocked):
+    response = table(web, stocked, q="schafer")
+    assert keys(response) == ["identity_name"]
+    assert "<mark>Schäfer</mark>" in response.content.decode()
+    # The table's filters narrow the search.
+    assert keys(table(web, stocked, q="schafer", verified="no")) == []
+
+
+def test_search_with_nothing_searchable_shows_a_message(web, stocked):
+    response = table(web, stocked, q='"')
+    assert response.context["search_error"]
+    assert keys(response) == []
+
+
+def test_table_paginates(web, mind):
+    for n in range(55):
+        agent_store(mind, key=f"k{n:02}", content=f"memory {n}")
+    first = table(web, mind, sort="key")
+    assert len(keys(first)) == 50
+    assert 'href="?sort=key&amp;page=2"' in first.content.decode()
+    assert keys(table(web, mind, sort="key", page=2)) == ["k50", "k51", "k52", "k53", "k54"]
+
+
+def test_detail_shows_every_field_and_history(web, mind):
+    memory = agent_store(mind, key="fact_sky", tags=["weather"], confidence=0.6)
+    memory_upsert(mind=mind, actor=AGENT, category="fact", key="fact_sky", content="Grey")
+    response = web.get(f"/dashboard/minds/{mind.pk}/memories/{memory.pk}/")
+    assert response.status_code == 200
+    html = response.content.decode()
+    for text in (memory.pk, "fact_sky", "Grey", "weather", "0.60", "agent", "unverified"):
+        assert text in html
+    history = response.context["history"]
+    assert [e.event.action for e in history] == ["update", "create"]
+    assert history[0].restorable == {}
+    assert history[1].restorable == {"content": "The sky is blue"}
+    assert "mk_testagent" in html and "The sky is blue" in html
+    assert "Restore this version" in html
+
+
+def test_verify_and_unverify_are_audited(web, owner, mind):
+    memory = agent_store(mind)
+    url = f"/dashboard/minds/{mind.pk}/memories/{memory.pk}/"
+    response = web.post(url + "verify/")
+    assert response["Location"] == url
+    memory.refresh_from_db()
+    assert memory.verified and memory.verified_by == owner.email
+    web.post(url + "unverify/")
+    memory.refresh_from_db()
+    assert not memory.verified
+    actions = list(
+        MemoryEvent.objects.filter(memory_id=memory.pk).values_list("action", "actor", "actor_type")
+    )
+    assert actions[:2] == [("unverify", owner.email, "user"), ("verify", owner.email, "user")]
+
+
+def test_verify_needs_post(web, mind):
+    memory = agent_store(mind)
+    url = f"/dashboard/minds/{mind.pk}/memories/{memory.pk}/verify/"
+    assert web.get(url).status_code == 405
+
+
+def test_edit_by_a_person_saves_through_the_service_and_verifies(web, owner, mind):
+    memory = agent_store(mind, key="fact_sky", tags=["weather"])
+    url = f"/dashboard/minds/{mind.pk}/memories/{memory.pk}/edit/"
+    page = web.get(url)
+    assert page.context["form"].initial["tags"] == "weather"
+    response = web.post(
+        url,
+        {
+            "category": "fact",
+            "key": "fact_sky",
+            "content": "The sky is blue, mostly",
+            "tags": "Weather, sky",
+            "priority": "high",
+            "confidence": "0.95",
+            "expires_at": "",
+        },
+    )
+    assert response["Location"] == f"/dashboard/minds/{mind.pk}/memories/{memory.pk}/"
+    memory.refresh_from_db()
+    assert memory.content == "The sky is blue, mostly"
+    assert memory.tags == ["weather", "sky"]
+    assert (memory.priority, memory.confidence) == (Priority.HIGH, 0.95)
+    assert memory.verified and memory.verified_by == owner.email
+    event = MemoryEvent.objects.filter(memory_id=memory.pk).first()
+    assert (event.action, event.actor, event.actor_type) == ("update", owner.email, "user")
+    assert event.changes["content"] == {
+        "old": "The sky is blue",
+        "new": "The sky is blue, mostly",
+    }
+    assert event.changes["verified"] == {"old": False, "new": True}
+
+
+def test_edit_of_verified_memory_keeps_it_verified(web, owner, mind):
+    memory = agent_store(mind)
+    web.post(f"/dashboard/minds/{mind.pk}/memories/{memory.pk}/verify/")
+    form = {
+        "category": "fact",
+        "key": memory.key,
+        "content": "Corrected",
+        "tags": "",
+        "priority": "normal",
+        "confidence": "0.7",
+    }
+    web.post(f"/dashboard/minds/{mind.pk}/memories/{memory.pk}/edit/", form)
+    memory.refresh_from_db()
+    assert memory.content == "Corrected" and memory.verified
+
+
+def test_edit_keeps_seconds_of_an_untouched_expiry(web, mind):
+    expiry = timezone.now().replace(microsecond=0) + timedelta(days=3, seconds=17)
+    memory = agent_store(mind, expires_at=expiry)
+    url = f"/dashboard/minds/{mind.pk}/memories/{memory.pk}/edit/"
+    initial = web.get(url).context["form"].initial
+    form = {
+        **initial,
+        "priority": "high",
+        "expires_at": initial["expires_at"].strftime("%Y-%m-%dT%H:%M"),
+    }
+    web.post(url, form)
+    memory.refresh_from_db()
+    assert memory.priority == Priority.HIGH
+    assert memory.expires_at == expiry
+
+
+def test_edit_errors_from_the_service_are_shown(web, mind):
+    agent_store(mind, key="taken")
+    memory = agent_store(mind, key="mine", content="other")
+    url = f"/dashboard/minds/{mind.pk}/memories/{memory.pk}/edit/"
+    form = {"category": "fact", "content": "x", "priority": "normal", "confidence": "0.7"}
+    clash = web.post(url, {**form, "key": "taken"})
+    assert clash.status_code == 200
+    assert "already has" in " ".join(clash.context["form"].errors["key"])
+    bad = web.post(url, {**form, "key": "has space"})
+    assert "whitespace" in " ".join(bad.context["form"].errors["key"])
+    memory.refresh_from_db()
+    assert memory.key == "mine"
+
+
+def test_edit_follows_next_back_to_the_queue(web, mind):
+    memory = agent_store(mind)
+    url = f"/dashboard/minds/{mind.pk}/memories/{memory.pk}/edit/"
+    back = f"/dashboard/minds/{mind.pk}/review/"
+    form = {
+        "category": "fact",
+        "key": memory.key,
+        "content": "x",
+        "priority": "normal",
+        "confidence": "0.7",
+        "next": back,
+    }
+    assert web.post(url, form)["Location"] == back
+    evil = web.post(url, {**form, "content": "y", "next": "https://evil.example/"})
+    assert evil["Location"] == f"/dashboard/minds/{mind.pk}/memories/{memory.pk}/"
+
+
+def test_delete_asks_then_deletes_with_a_tombstone(web, owner, mind):
+    memory = agent_store(mind, key="fact_sky")
+    url = f"/dashboard/minds/{mind.pk}/memories/{memory.pk}/delete/"
+    assert web.get(url).status_code == 200
+    assert Memory.objects.filter(pk=memory.pk).exists()
+    response = web.post(url, {"next": f"/dashboard/minds/{mind.pk}/memories/{memory.pk}/"})
+    assert response["Location"] == f"/dashboard/minds/{mind.pk}/memories/"
+    assert not Memory.objects.filter(pk=memory.pk).exists()
+    tombstone = MemoryEvent.objects.get(memory_id=memory.pk, action="delete")
+    assert (tombstone.actor, tombstone.actor_type) == (owner.email, "user")
+    assert tombstone.changes["content"]["old"] == "The sky is blue"
+
+
+def test_restore_an_earlier_version_is_an_audited_edit(web, owner, mind):
+    memory = agent_store(mind, key="fact_sky", tags=["weather"], priority="high")
+    memory_upsert(
+        mind=mind,
+        actor=AGENT,
+        category="fact",
+        key="fact_sky",
+        content="Grey",
+        tags=[],
+        priority="low",
+    )
+    created = MemoryEvent.objects.get(memory_id=memory.pk, action="create")
+    url = f"/dashboard/minds/{mind.pk}/memories/{memory.pk}/restore/{created.pk}/"
+    assert web.get(url).status_code == 405
+    response = web.post(url)
+    assert response["Location"] == f"/dashboard/minds/{mind.pk}/memories/{memory.pk}/"
+    memory.refresh_from_db()
+    assert (memory.content, memory.tags, memory.priority) == (
+        "The sky is blue",
+        ["weather"],
+        Priority.HIGH,
+    )
+    assert memory.verified  # a person restored it: they vouch for it
+    latest = MemoryEvent.objects.filter(memory_id=memory.pk).first()
+    assert (latest.action, latest.actor) == ("update", owner.email)
+    assert latest.changes["content"] == {"old": "Grey", "new": "The sky is blue"}
+    assert latest.changes["priority"] == {"old": "low", "new": "high"}
+
+
+def test_restore_the_current_version_changes_nothing(web, mind):
+    memory = agent_store(mind)
+    created = MemoryEvent.objects.get(memory_id=memory.pk)
+    web.post(f"/dashboard/minds/{mind.pk}/memories/{memory.pk}/restore/{created.pk}/")
+    assert MemoryEvent.objects.filter(memory_id=memory.pk).count() == 1
+
+
+def test_restore_with_an_event_of_another_memory_is_404(web, mind):
+    mine = agent_store(mind, key="a")
+    other = agent_store(mind, key="b")
+    event = MemoryEvent.objects.get(memory_id=other.pk)
+    url = f"/dashboard/minds/{mind.pk}/memories/{mine.pk}/restore/{event.pk}/"
+    assert web.post(url).status_code == 404
+
+
+def test_csrf_enforced_on_memory_actions(owner, mind):
+    memory = agent_store(mind)
+    strict = Client(enforce_csrf_checks=True)
+    strict.force_login(owner)
+    base = f"/dashboard/minds/{mind.pk}/memories/{memory.pk}/"
+    assert strict.post(base + "verify/").status_code == 403
+    assert strict.post(base + "delete/").status_code == 403
+    memory.refresh_from_db()
+    assert not memory.verified

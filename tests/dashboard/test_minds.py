@@ -1,0 +1,140 @@
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+
+from memories.models import Memory
+from memories.services import Actor, memory_upsert
+from minds.models import Mind
+from tests.conftest import bearer_client
+from tests.dashboard.conftest import agent_store
+
+pytestmark = pytest.mark.django_db
+
+
+def test_list_shows_own_minds_with_counts(web, mind, stranger_mind):
+    now = timezone.now()
+    agent_store(mind, key="a")
+    agent_store(mind, key="b", expires_at=now + timedelta(days=2))
+    agent_store(mind, key="c", expires_at=now - timedelta(days=1))  # expired: not to review
+    memory_upsert(
+        mind=mind, actor=Actor.for_user(mind.owner), category="fact", content="x", key="d"
+    )
+    agent_store(stranger_mind.mind, key="theirs")
+    response = web.get("/dashboard/")
+    assert response.status_code == 200
+    [row] = response.context["minds"]
+    assert row.pk == mind.pk
+    assert (row.total, row.unverified, row.expiring) == (4, 2, 1)
+    html = response.content.decode()
+    assert "Olive&#x27;s Mind" in html and "Stranger" not in html
+    assert "2 to review" in html
+
+
+def test_empty_list_invites_to_create(other_web):
+    html = other_web.get("/dashboard/").content.decode()
+    assert "Create your first mind" in html
+
+
+def test_create_mind_shows_key_once_with_snippets(web, owner):
+    assert web.get("/dashboard/minds/new/").status_code == 200
+    response = web.post("/dashboard/minds/new/", {"name": "Work bot", "description": "Job"})
+    mind = Mind.objects.get(name="Work bot")
+    assert mind.owner == owner and mind.description == "Job"
+    assert response["Location"] == f"/dashboard/minds/{mind.pk}/key/"
+
+    page = web.get(response["Location"])
+    assert page["Cache-Control"] == "no-store"
+    key = page.context["raw_key"]
+    assert key.startswith("mk_") and Mind.objects.for_key(key) == mind
+    html = page.content.decode()
+    assert html.count(key) >= 3  # the field and both snippets
+    assert f'Synapse("http://testserver", "{key}")' in html
+    assert "curl -s http://testserver/memory/recall" in html
+    assert 'data-copy-target="mind-key"' in html
+
+    again = web.get(f"/dashboard/minds/{mind.pk}/key/")
+    assert again.context["raw_key"] is None
+    assert key not in again.content.decode()
+
+
+def test_create_mind_needs_a_name(web):
+    response = web.post("/dashboard/minds/new/", {"name": "   "})
+    assert response.status_code == 200
+    assert "name" in response.context["form"].errors
+    assert not Mind.objects.filter(name="").exists()
+
+
+def test_rotate_key_replaces_it_and_shows_the_new_one_once(web, owner_mind):
+    mind = owner_mind.mind
+    response = web.post(f"/dashboard/minds/{mind.pk}/rotate-key/")
+    assert response["Location"] == f"/dashboard/minds/{mind.pk}/key/"
+    new_key = web.get(response["Location"]).context["raw_key"]
+    assert new_key != owner_mind.key
+    assert Mind.objects.for_key(owner_mind.key) is None
+    assert Mind.objects.for_key(new_key) == mind
+    assert bearer_client(owner_mind.key).get("/memory").status_code == 401
+
+
+def test_rotate_and_revoke_need_post(web, mind):
+    assert web.get(f"/dashboard/minds/{mind.pk}/rotate-key/").status_code == 405
+    assert web.get(f"/dashboard/minds/{mind.pk}/revoke-key/").status_code == 405
+
+
+def test_revoke_key(web, owner_mind):
+    mind = owner_mind.mind
+    response = web.post(f"/dashboard/minds/{mind.pk}/revoke-key/")
+    assert response.status_code == 302
+    mind.refresh_from_db()
+    assert not mind.has_active_key
+    assert Mind.objects.for_key(owner_mind.key) is None
+    assert "revoked" in web.get(f"/dashboard/minds/{mind.pk}/settings/").content.decode()
+
+
+def test_rename(web, mind):
+    page = web.get(f"/dashboard/minds/{mind.pk}/settings/")
+    assert page.context["form"].initial["name"] == "Olive's Mind"
+    response = web.post(
+        f"/dashboard/minds/{mind.pk}/settings/", {"name": "Renamed", "description": "New"}
+    )
+    assert response.status_code == 302
+    mind.refresh_from_db()
+    assert (mind.name, mind.description) == ("Renamed", "New")
+
+
+def test_delete_asks_first_then_deletes_with_memories(web, mind):
+    agent_store(mind, key="a")
+    page = web.get(f"/dashboard/minds/{mind.pk}/delete/")
+    assert page.status_code == 200
+    assert "all 1 memory" in page.content.decode()
+    assert Mind.objects.filter(pk=mind.pk).exists()
+    response = web.post(f"/dashboard/minds/{mind.pk}/delete/")
+    assert response["Location"] == "/dashboard/"
+    assert not Mind.objects.filter(pk=mind.pk).exists()
+    assert not Memory.objects.filter(mind_id=mind.pk).exists()
+
+
+def test_overview_draws_charts_as_inline_svg(web, mind):
+    agent_store(mind, key="a", category="identity", priority="critical")
+    agent_store(mind, key="b", category="skill")
+    memory_upsert(
+        mind=mind, actor=Actor.for_user(mind.owner), category="skill", content="y", key="c"
+    )
+    response = web.get(f"/dashboard/minds/{mind.pk}/")
+    assert response.status_code == 200
+    stats = response.context["stats"]
+    assert (stats.live, stats.verified, stats.unverified) == (3, 1, 2)
+    assert dict(stats.by_category)["skill"] == 2
+    assert dict(stats.by_priority)["critical"] == 1
+    assert sum(created for _, created, _ in stats.writes) == 3
+    html = response.content.decode()
+    assert html.count("<svg") == 4
+    assert "33%</strong> verified: 1 of 3" in html
+    assert "identity: 1, preference: 0" in html  # the bar chart's text description
+    assert "<script src=" in html and "cdn" not in html.lower()
+
+
+def test_overview_of_empty_mind(web, mind):
+    response = web.get(f"/dashboard/minds/{mind.pk}/")
+    assert response.status_code == 200
+    assert "No memories yet" in response.content.decode()

@@ -1,0 +1,90 @@
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+
+from memories.models import MemoryEvent
+from tests.dashboard.conftest import agent_store
+
+pytestmark = pytest.mark.django_db
+
+
+def test_queue_orders_by_priority_then_lowest_confidence(web, mind):
+    agent_store(mind, key="normal_sure", confidence=0.9)
+    agent_store(mind, key="high_sure", priority="high", confidence=0.9)
+    agent_store(mind, key="normal_unsure", confidence=0.2)
+    agent_store(mind, key="critical", priority="critical", confidence=1.0)
+    agent_store(mind, key="expired", expires_at=timezone.now() - timedelta(hours=1))
+    response = web.get(f"/dashboard/minds/{mind.pk}/review/")
+    assert response.status_code == 200
+    assert [m.key for m in response.context["page"]] == [
+        "critical",
+        "high_sure",
+        "normal_unsure",
+        "normal_sure",
+    ]
+    html = response.content.decode()
+    assert "4 unverified memories" in html
+    assert 'aria-label="Verify critical"' in html
+
+
+def test_verify_from_the_queue_returns_to_the_queue(web, owner, mind):
+    memory = agent_store(mind, key="fact_sky")
+    queue = f"/dashboard/minds/{mind.pk}/review/"
+    response = web.post(
+        f"/dashboard/minds/{mind.pk}/memories/{memory.pk}/verify/",
+        {"next": queue, "memory": [memory.pk]},
+    )
+    assert response["Location"] == queue
+    memory.refresh_from_db()
+    assert memory.verified and memory.verified_by == owner.email
+    page = web.get(queue)
+    assert list(page.context["page"]) == []
+    assert "Nothing to review" in page.content.decode()
+
+
+def test_bulk_verify_verifies_the_chosen_ones_only(web, owner, mind, stranger_mind):
+    a = agent_store(mind, key="a")
+    b = agent_store(mind, key="b")
+    c = agent_store(mind, key="c")
+    theirs = agent_store(stranger_mind.mind, key="theirs")
+    response = web.post(
+        f"/dashboard/minds/{mind.pk}/review/verify/",
+        {"memory": [a.pk, b.pk, theirs.pk, "mem_nonexistent"]},
+    )
+    assert response["Location"] == f"/dashboard/minds/{mind.pk}/review/"
+    for memory in (a, b, c, theirs):
+        memory.refresh_from_db()
+    assert (a.verified, b.verified, c.verified, theirs.verified) == (True, True, False, False)
+    events = MemoryEvent.objects.filter(action="verify")
+    assert sorted(e.memory_id for e in events) == sorted([a.pk, b.pk])
+    assert {e.actor for e in events} == {owner.email}
+    followed = web.get(response["Location"])
+    assert "Verified 2 memories." in followed.content.decode()
+
+
+def test_bulk_verify_with_nothing_ticked(web, mind):
+    agent_store(mind)
+    response = web.post(f"/dashboard/minds/{mind.pk}/review/verify/", follow=True)
+    assert "Tick the memories" in response.content.decode()
+    assert not MemoryEvent.objects.filter(action="verify").exists()
+
+
+def test_delete_from_the_queue_returns_to_the_queue(web, mind):
+    memory = agent_store(mind)
+    queue = f"/dashboard/minds/{mind.pk}/review/"
+    url = f"/dashboard/minds/{mind.pk}/memories/{memory.pk}/delete/"
+    page = web.get(url, {"next": queue})
+    assert f'value="{queue}"' in page.content.decode()
+    assert web.post(url, {"next": queue})["Location"] == queue
+
+
+def test_expiring_soon_panel(web, mind):
+    now = timezone.now()
+    agent_store(mind, key="soon", expires_at=now + timedelta(days=1))
+    agent_store(mind, key="later", expires_at=now + timedelta(days=30))
+    agent_store(mind, key="past", expires_at=now - timedelta(days=1))
+    response = web.get(f"/dashboard/minds/{mind.pk}/review/")
+    assert [m.key for m in response.context["expiring"]] == ["soon"]
+    overview = web.get(f"/dashboard/minds/{mind.pk}/")
+    assert [m.key for m in overview.context["expiring"]] == ["soon"]
