@@ -19,6 +19,7 @@ as a tsquery.
 
 from __future__ import annotations
 
+import itertools
 import re
 import unicodedata
 from dataclasses import dataclass, field
@@ -124,7 +125,8 @@ def parse_query(q: str) -> ParsedQuery:
     required: list[Term] = []
     words: list[Term] = []
     excluded: list[Term] = []
-    for match in _TOKEN_RE.finditer(text):
+    positions: dict[Term, int] = {}  # where each plain word stood, to find adjacent pairs
+    for position, match in enumerate(_TOKEN_RE.finditer(text)):
         negated = match.group("neg") is not None
         if match.group("phrase") is not None:
             phrase = " ".join(match.group("phrase").split())
@@ -134,11 +136,14 @@ def parse_query(q: str) -> ParsedQuery:
         term = _word_term(match.group("word"))
         if term is not None:
             (excluded if negated else words).append(term)
+            if not negated:
+                positions.setdefault(term, position)
 
     meaningful = [t for t in words if t.prefix or t.text not in STOP_WORDS]
     # A query of nothing but stop words ("who am I") still searches for them.
     optional = meaningful if (meaningful or required) else words
     dropped = tuple(t.text for t in words if t not in optional)
+    optional = optional + _joined_pairs(meaningful, positions)
 
     required, optional, excluded = _dedupe(required), _dedupe(optional), _dedupe(excluded)
     # Cap the work one query can ask for: phrases and exclusions first, they change the
@@ -170,6 +175,24 @@ def _word_term(raw: str) -> Term | None:
     if prefix and sum(ch.isalnum() for ch in word) < MIN_PREFIX_CHARS:
         prefix = False  # "a*" would expand to half the vocabulary; search the word itself
     return Term(word, prefix=prefix)
+
+
+def _joined_pairs(words: list[Term], positions: dict[Term, int]) -> list[Term]:
+    """Two adjacent plain words also as one: "time zone" finds "timezone", "vs code" "VSCode".
+
+    People and agents split or join compounds either way; the joined form is one more
+    optional term (lowest priority under the term cap) and matches nothing when unused.
+    """
+    pairs = []
+    for first, second in itertools.pairwise(words):
+        if (
+            positions.get(second, -2) == positions.get(first, -9) + 1
+            and not (first.prefix or second.prefix)
+            and first.text.isalnum()
+            and second.text.isalnum()
+        ):
+            pairs.append(Term(first.text + second.text))
+    return pairs
 
 
 def _dedupe(terms: list[Term]) -> list[Term]:

@@ -49,9 +49,26 @@ def matches(fts, q: str) -> list[str]:
 
 def test_natural_question_keeps_meaningful_words_as_any_of():
     parsed = parse_query("Which editor does the user's team use?")
-    assert texts(parsed.optional) == ["editor", "user", "team", "use"]
+    assert texts(parsed.optional) == ["editor", "user", "team", "use", "userteam", "teamuse"]
+    assert parsed.dropped_stop_words == ("which", "does", "the")
     assert parsed.required == () and parsed.excluded == ()
-    assert to_fts5(parsed) == '{key tags content} : (("editor" OR "user" OR "team" OR "use"))'
+    assert to_fts5(parsed) == (
+        '{key tags content} : (("editor" OR "user" OR "team" OR "use" OR "userteam" OR "teamuse"))'
+    )
+
+
+def test_adjacent_words_are_also_tried_joined():
+    # "time zone" finds "timezone"; words that were not adjacent are not joined.
+    assert texts(parse_query("time zone").optional) == ["time", "zone", "timezone"]
+    assert texts(parse_query("vs code editor").optional) == [
+        "vs",
+        "code",
+        "editor",
+        "vscode",
+        "codeeditor",
+    ]
+    assert texts(parse_query("time of day").optional) == ["time", "day"]
+    assert texts(parse_query("node.js docker*").optional) == ["node.js", "docker"]
 
 
 def test_only_stop_words_are_still_searched():
