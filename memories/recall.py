@@ -21,6 +21,9 @@ The text layout, exactly:
 Entries are numbered from 001; past 999 the number simply grows ([1000]). The header counts
 the whole selection (after filters, before the budget). The text ends with a newline.
 
+With `include_expired`, expired memories are shown too, marked `[expired]` after the
+verification mark.
+
 The budget: `budget=N` allows 4·N characters (Python characters, i.e. code points, not
 bytes) for the WHOLE text: header, entries, blank lines, closing lines and the final
 newline. Critical memories always stay, even over budget. The other memories are taken in
@@ -28,10 +31,9 @@ recall order while they fit, and the walk stops at the first one that does not: 
 memory is never of lower priority (or, within a priority, older) than a dropped one. Each
 priority with left-out memories gets one closing line naming up to ten of their keys (fewer
 when the closing lines would not fit otherwise; all ten when the critical memories overflow
-the budget anyway). The answer stays within the budget whenever the
-header, the critical memories and a key-less closing line per cut priority fit.
-The JSON form is cut exactly like the text form (the budget is measured on the text), so
-both always show the same memories.
+the budget anyway). The answer stays within the budget whenever the header, the critical
+memories and a key-less closing line per cut priority fit. The JSON form is cut exactly
+like the text form (the budget is measured on the text), so both show the same memories.
 """
 
 from __future__ import annotations
