@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import random
 import re
+from collections import Counter
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -331,3 +333,54 @@ def test_budgeted_header_counts_match_the_full_ones(mind, filters):
     with_expired = text(mind, include_expired=True, **filters).split("\n")[1]
     assert with_expired == text(mind, budget=20, include_expired=True, **filters).split("\n")[1]
     assert header != with_expired
+
+
+def bare_floor(full: str, memories) -> int:
+    """Header + critical entries + one key-less closing line per non-critical priority."""
+    blocks = full.split("\n\n")
+    size = len(blocks[0]) + 1
+    size += sum(len(b.rstrip("\n")) + 2 for b in blocks[1:] if "(CRITICAL)" in b.split("\n")[0])
+    counts = Counter(m.priority for m in memories if m.priority != Priority.CRITICAL)
+    for priority, count in counts.items():
+        noun = "memory" if count == 1 else "memories"
+        label = Priority(priority).label
+        size += len(f"… {count} {label}-priority {noun} left out (use search or raise the budget)")
+        size += 1
+    return size + (1 if counts else 0)
+
+
+def test_budget_rules_hold_for_random_minds(mind):
+    """Random contents, key lengths and budgets: every rule of the budget, each time."""
+    rng = random.Random(7)
+    for round_ in range(6):
+        Memory.objects.filter(mind=mind).delete()
+        for i in range(rng.randint(5, 40)):
+            key = f"r{round_}_{i}_" + "k" * rng.choice([1, 5, 60, 190])
+            lines = [" ".join(["word"] * rng.randint(1, 40)) for _ in range(rng.randint(1, 4))]
+            priority = rng.choices([0, 1, 2, 3], weights=[4, 4, 3, 1])[0]
+            updated = NOW - timedelta(minutes=i)
+            remember(mind, key, "\n".join(lines), priority=priority, updated_at=updated)
+        memories = list(Memory.objects.filter(mind=mind).recall_order())
+        order = [m.key for m in memories]
+        full = text(mind)
+        floor = bare_floor(full, memories)
+        for _ in range(15):
+            budget = rng.randint(1, len(full) // CHARS_PER_TOKEN + 20)
+            answer = text(mind, budget=budget)
+            kept = shown_keys(answer)
+            # A prefix of the recall order that holds every critical memory.
+            assert kept == order[: len(kept)]
+            assert all(m.key in kept for m in memories if m.priority == Priority.CRITICAL)
+            # The closing lines count every memory left out and name the first ones.
+            left_out = [m for m in memories if m.key not in kept]
+            closing = answer.split("\n\n")[-1].splitlines() if left_out else []
+            assert sum(int(line.split()[1]) for line in closing) == len(left_out)
+            for line in closing:
+                priority = Priority.from_name(line.split()[2].removesuffix("-priority"))
+                same = [m.key for m in left_out if m.priority == priority]
+                named = line.split(" left out")[1].split(" (use search")[0].removeprefix(": ")
+                named_keys = [k for k in named.split(", ") if k and k != "…"]
+                assert named_keys == same[: len(named_keys)]
+                assert len(named_keys) <= 10
+            if budget * CHARS_PER_TOKEN >= floor:
+                assert len(answer) <= budget * CHARS_PER_TOKEN, (round_, budget)
