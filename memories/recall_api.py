@@ -50,7 +50,10 @@ class RecallView(APIView):
             OpenApiParameter("include_expired", bool),
             OpenApiParameter("mind", str, description="The mind (JWT callers with several)."),
         ],
-        responses={200: OpenApiTypes.STR},
+        responses={
+            (200, "text/plain"): OpenApiTypes.STR,
+            (200, "application/json"): OpenApiTypes.OBJECT,  # with ?format=json
+        },
     )
     def get(self, request):
         params = request.query_params
