@@ -318,10 +318,10 @@ def _snapshot(memory: Memory, fields: tuple[str, ...] = AUDITED_FIELDS) -> dict[
     return {name: _audit_value(name, getattr(memory, name)) for name in fields}
 
 
-def _record(
+def _event(
     *, memory: Memory, actor: Actor, action: str, changes: dict[str, Any], now: datetime
 ) -> MemoryEvent:
-    return MemoryEvent.objects.create(
+    return MemoryEvent(
         mind_id=memory.mind_id,
         memory_id=memory.pk,
         category=memory.category,
@@ -332,6 +332,18 @@ def _record(
         at=now,
         changes=changes,
     )
+
+
+def _record(
+    *, memory: Memory, actor: Actor, action: str, changes: dict[str, Any], now: datetime
+) -> MemoryEvent:
+    event = _event(memory=memory, actor=actor, action=action, changes=changes, now=now)
+    event.save(force_insert=True)
+    return event
+
+
+def _created_changes(memory: Memory) -> dict[str, dict[str, Any]]:
+    return {name: {"old": None, "new": value} for name, value in _snapshot(memory).items()}
 
 
 def _sync_tag_rows(*, memory: Memory, old: list[str], new: list[str]) -> None:
@@ -355,8 +367,13 @@ def _apply(
     source_requested: bool,
     creating: bool,
     now: datetime,
+    provenance: Provenance | None = None,
 ) -> None:
-    """Apply cleaned `values` plus the source/verification rules to `memory` (unsaved)."""
+    """Apply cleaned `values` plus the source/verification rules to `memory` (unsaved).
+
+    `provenance` (a person restoring an export) then sets source and verification as they
+    were recorded.
+    """
     before = None if creating else _snapshot(memory)
     content_changed = "content" in values and values["content"] != memory.content
     for name, value in values.items():
@@ -379,6 +396,16 @@ def _apply(
     elif content_changed and memory.verified:
         # A person confirmed the old text, not this one.
         memory.verified, memory.verified_by, memory.verified_at = False, "", None
+    if provenance is not None:
+        memory.source = provenance.source
+        if "confidence" not in values and (creating or source_changed):
+            memory.confidence = DEFAULT_CONFIDENCE[memory.source]
+        if provenance.verified:
+            memory.verified = True
+            memory.verified_by = provenance.verified_by or actor.name
+            memory.verified_at = provenance.verified_at or now
+        else:
+            memory.verified, memory.verified_by, memory.verified_at = False, "", None
 
 
 def _changes(before: dict[str, Any], after: dict[str, Any]) -> dict[str, dict[str, Any]]:
@@ -404,6 +431,7 @@ def _update_existing(
     source: str,
     source_requested: bool,
     now: datetime,
+    provenance: Provenance | None = None,
 ) -> bool:
     before = _snapshot(memory)
     old_tags = list(memory.tags)
@@ -415,6 +443,7 @@ def _update_existing(
         source_requested=source_requested,
         creating=False,
         now=now,
+        provenance=provenance,
     )
     changes = _changes(before, _snapshot(memory))
     if not changes:
@@ -426,6 +455,87 @@ def _update_existing(
         _sync_tag_rows(memory=memory, old=old_tags, new=list(memory.tags))
     _record(memory=memory, actor=actor, action=MemoryEvent.Action.UPDATE, changes=changes, now=now)
     return True
+
+
+@dataclass(frozen=True)
+class Provenance:
+    """Source and verification carried over by a person restoring an export (`mind_import`)."""
+
+    source: str
+    verified: bool
+    verified_by: str
+    verified_at: datetime | None
+
+
+@dataclass
+class _Store:
+    """One store request after the field rules: what memory_upsert(_many) writes."""
+
+    category: str
+    key: str
+    values: dict[str, Any]
+    source: str
+    source_requested: bool
+    warnings: list[str]
+    provenance: Provenance | None = None
+
+
+def _prepare_store(
+    *,
+    actor: Actor,
+    category: Any,
+    content: Any,
+    key: Any = None,
+    tags: Any = None,
+    priority: Any = None,
+    source: Any = None,
+    confidence: Any = None,
+    expires_at: Any = UNSET,
+) -> _Store:
+    category = clean_category(category)
+    content = clean_content(content)
+    key = derive_key(category=category, content=content) if key is None else clean_key(key)
+    values: dict[str, Any] = {"content": content}
+    if tags is not None:
+        values["tags"] = clean_tags(tags)
+    if priority is not None:
+        values["priority"] = clean_priority(priority)
+    if confidence is not None:
+        values["confidence"] = clean_confidence(confidence)
+    if expires_at is not UNSET:
+        values["expires_at"] = clean_expires_at(expires_at)
+    resolved, warnings = resolve_source(actor=actor, requested=source)
+    return _Store(category, key, values, resolved, source is not None, warnings)
+
+
+def _new_memory(*, mind: Mind, actor: Actor, store: _Store, now: datetime) -> Memory:
+    memory = Memory(
+        mind=mind, category=store.category, key=store.key, created_at=now, updated_at=now
+    )
+    _apply(
+        memory=memory,
+        actor=actor,
+        values=store.values,
+        source=store.source,
+        source_requested=store.source_requested,
+        creating=True,
+        now=now,
+        provenance=store.provenance,
+    )
+    return memory
+
+
+def _store_existing(*, memory: Memory, actor: Actor, store: _Store, now: datetime) -> UpsertResult:
+    changed = _update_existing(
+        memory=memory,
+        actor=actor,
+        values=store.values,
+        source=store.source,
+        source_requested=store.source_requested,
+        now=now,
+        provenance=store.provenance,
+    )
+    return UpsertResult(memory=memory, action="updated", warnings=store.warnings, changed=changed)
 
 
 def memory_upsert(
@@ -449,65 +559,47 @@ def memory_upsert(
     `tags=[]` clears the tags and `expires_at=None` removes the expiry. Two requests racing
     on one key end as one row, both answered: the loser of the insert updates.
     """
-    category = clean_category(category)
-    content = clean_content(content)
-    key = derive_key(category=category, content=content) if key is None else clean_key(key)
-    values: dict[str, Any] = {"content": content}
-    if tags is not None:
-        values["tags"] = clean_tags(tags)
-    if priority is not None:
-        values["priority"] = clean_priority(priority)
-    if confidence is not None:
-        values["confidence"] = clean_confidence(confidence)
-    if expires_at is not UNSET:
-        values["expires_at"] = clean_expires_at(expires_at)
-    resolved, warnings = resolve_source(actor=actor, requested=source)
-    now = now or timezone.now()
+    store = _prepare_store(
+        actor=actor,
+        category=category,
+        content=content,
+        key=key,
+        tags=tags,
+        priority=priority,
+        source=source,
+        confidence=confidence,
+        expires_at=expires_at,
+    )
+    return _upsert_one(mind=mind, actor=actor, store=store, now=now)
 
+
+def _upsert_one(*, mind: Mind, actor: Actor, store: _Store, now: datetime | None) -> UpsertResult:
     with transaction.atomic():
-        existing = _locked(mind=mind, category=category, key=key)
+        # Stamped inside the transaction (on SQLite: under the write lock), so timestamps
+        # follow commit order and /memory/diff can hand out `until` without losing writes.
+        now = now or timezone.now()
+        existing = _locked(mind=mind, category=store.category, key=store.key)
         if existing is None:
-            memory = Memory(mind=mind, category=category, key=key, created_at=now, updated_at=now)
-            _apply(
-                memory=memory,
-                actor=actor,
-                values=values,
-                source=resolved,
-                source_requested=source is not None,
-                creating=True,
-                now=now,
-            )
+            memory = _new_memory(mind=mind, actor=actor, store=store, now=now)
             try:
                 with transaction.atomic():
                     memory.save(force_insert=True)
             except IntegrityError:
                 # Another request inserted this key after our lookup: update that row instead.
-                existing = _locked(mind=mind, category=category, key=key)
+                existing = _locked(mind=mind, category=store.category, key=store.key)
                 if existing is None:
                     raise
             else:
                 _sync_tag_rows(memory=memory, old=[], new=list(memory.tags))
-                created = {
-                    name: {"old": None, "new": value} for name, value in _snapshot(memory).items()
-                }
                 _record(
                     memory=memory,
                     actor=actor,
                     action=MemoryEvent.Action.CREATE,
-                    changes=created,
+                    changes=_created_changes(memory),
                     now=now,
                 )
-                return UpsertResult(memory=memory, action="created", warnings=warnings)
-
-        changed = _update_existing(
-            memory=existing,
-            actor=actor,
-            values=values,
-            source=resolved,
-            source_requested=source is not None,
-            now=now,
-        )
-        return UpsertResult(memory=existing, action="updated", warnings=warnings, changed=changed)
+                return UpsertResult(memory=memory, action="created", warnings=store.warnings)
+        return _store_existing(memory=existing, actor=actor, store=store, now=now)
 
 
 def memory_update(
@@ -545,9 +637,9 @@ def memory_update(
         values["expires_at"] = clean_expires_at(expires_at)
     requested = None if source is UNSET else source
     resolved, _ = resolve_source(actor=actor, requested=requested)
-    now = now or timezone.now()
 
     with transaction.atomic():
+        now = now or timezone.now()  # inside the transaction: see _upsert_one
         current = Memory.objects.select_for_update().filter(pk=memory.pk).first()
         if current is None:
             raise Http404("No memory with this id in this mind.")
@@ -588,8 +680,8 @@ def _refuse_clash(*, memory: Memory, category: str, key: str) -> None:
 
 def memory_delete(*, memory: Memory, actor: Actor, now: datetime | None = None) -> None:
     """Delete the memory; the audit row keeps every old value (the tombstone for diff)."""
-    now = now or timezone.now()
     with transaction.atomic():
+        now = now or timezone.now()  # inside the transaction: see _upsert_one
         current = Memory.objects.select_for_update().filter(pk=memory.pk).first()
         if current is None:
             raise Http404("No memory with this id in this mind.")
@@ -612,8 +704,8 @@ def _set_verification(
 ) -> Memory:
     if actor.kind != "user":
         raise PermissionDenied("Only a person can verify or unverify a memory.")
-    now = now or timezone.now()
     with transaction.atomic():
+        now = now or timezone.now()  # inside the transaction: see _upsert_one
         current = Memory.objects.select_for_update().filter(pk=memory.pk).first()
         if current is None:
             raise Http404("No memory with this id in this mind.")
