@@ -5,17 +5,10 @@ from __future__ import annotations
 from django.contrib.auth import views as auth_views
 from django.urls import path
 
-from dashboard.forms import LoginForm
 from dashboard.views import accounts
 
 urlpatterns = [
-    path(
-        "login/",
-        auth_views.LoginView.as_view(
-            authentication_form=LoginForm, redirect_authenticated_user=True
-        ),
-        name="login-page",
-    ),
+    path("login/", accounts.LoginView.as_view(), name="login-page"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("signup/", accounts.signup, name="signup"),
     path(

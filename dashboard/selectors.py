@@ -6,7 +6,7 @@ Every function takes the owner or the mind: a person only ever sees their own mi
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import date, datetime, timedelta
+from datetime import UTC, date, datetime, time, timedelta
 from typing import Any
 
 from django.db.models import Count, Q, QuerySet
@@ -134,14 +134,15 @@ def mind_stats(*, mind: Mind, days: int = 30, now: datetime | None = None) -> Mi
     categories = dict(live.values_list("category").annotate(n=Count("pk")).order_by())
     priorities = dict(live.values_list("priority").annotate(n=Count("pk")).order_by())
 
-    first_day = (now - timedelta(days=days - 1)).date()
+    first_day = (now.astimezone(UTC) - timedelta(days=days - 1)).date()
     rows = (
         MemoryEvent.objects.filter(
             mind=mind,
             action__in=[MemoryEvent.Action.CREATE, MemoryEvent.Action.UPDATE],
-            at__date__gte=first_day,
+            # A plain range (not `at__date`) so the (mind, at) index answers it.
+            at__gte=datetime.combine(first_day, time.min, tzinfo=UTC),
         )
-        .annotate(day=TruncDate("at"))
+        .annotate(day=TruncDate("at", tzinfo=UTC))
         .values_list("day", "action")
         .annotate(n=Count("pk"))
         .order_by()

@@ -1,15 +1,37 @@
-"""Sign-up: the same `user_register` service as `POST /register`, then a session."""
+"""Log in and sign up with a session: Django's views, the API's service and rate limit."""
 
 from __future__ import annotations
 
+import math
+
 from django.conf import settings
 from django.contrib.auth import login
+from django.contrib.auth import views as auth_views
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods
 from rest_framework.exceptions import ValidationError
 
 from accounts.services import user_register
-from dashboard.forms import SignupForm
+from dashboard.forms import LoginForm, SignupForm
+from synapse_site.throttling import LoginRateThrottle
+
+
+def too_many_attempts(request):
+    """A 429 page when this address used up the login budget (shared with `POST /login`)."""
+    throttle = LoginRateThrottle()
+    if throttle.allow_request(request, None):
+        return None
+    wait = math.ceil(throttle.wait() or 60)
+    return render(request, "registration/too_many_attempts.html", {"wait": wait}, status=429)
+
+
+class LoginView(auth_views.LoginView):
+    authentication_form = LoginForm
+    redirect_authenticated_user = True
+
+    def post(self, request, *args, **kwargs):
+        return too_many_attempts(request) or super().post(request, *args, **kwargs)
+
 
 # user_register names the password field `password`; the form has two.
 FORM_FIELD = {"password": "password1"}
@@ -21,6 +43,8 @@ def signup(request):
         return render(request, "registration/signup_closed.html", status=403)
     if request.user.is_authenticated:
         return redirect("dashboard:minds")
+    if request.method == "POST" and (refused := too_many_attempts(request)):
+        return refused
     form = SignupForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
         try:

@@ -120,3 +120,24 @@ def test_csrf_is_enforced_on_login_and_dashboard_posts(owner, mind):
         f"/dashboard/minds/{mind.pk}/rotate-key/", {"csrfmiddlewaretoken": token}
     )
     assert response.status_code == 302
+
+
+def test_login_attempts_are_rate_limited_per_address(client, owner):
+    for _ in range(10):
+        client.post("/accounts/login/", {"username": owner.email, "password": "guess"})
+    response = client.post("/accounts/login/", {"username": owner.email, "password": PASSWORD})
+    assert response.status_code == 429
+    assert "Too many attempts" in response.content.decode()
+    assert client.get("/dashboard/").status_code == 302
+    assert client.get("/accounts/login/").status_code == 200  # the page itself still shows
+
+
+def test_signup_attempts_share_the_login_budget(client):
+    for n in range(10):
+        client.post("/accounts/signup/", {"email": f"u{n}@example.com", "password1": "x"})
+    response = client.post(
+        "/accounts/signup/",
+        {"email": "late@example.com", "password1": PASSWORD, "password2": PASSWORD},
+    )
+    assert response.status_code == 429
+    assert not User.objects.filter(email="late@example.com").exists()
