@@ -1,30 +1,49 @@
-"""/memory: store (upsert), list, get, update, delete, verify, unverify.
+"""/memory: store (upsert), list, get, update, delete, verify, unverify; the review and
+overview lists (by-tag, expiring, unverified, related, tags, stats, health, audit) and
+incremental sync (diff, sync).
 
 Every request acts on the mind `mind_for_request` names; a memory of another mind is a 404.
+Memory lists answer `{"memories", "total", "limit", "offset"}` and leave expired memories
+out unless `include_expired=true`.
 """
 
 from __future__ import annotations
 
-from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_view
-from rest_framework import status, viewsets
+from datetime import datetime, timedelta
+from typing import Any
+
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import (
+    OpenApiParameter,
+    extend_schema,
+    extend_schema_view,
+    inline_serializer,
+)
+from rest_framework import serializers, status, viewsets
 from rest_framework.decorators import action
+from rest_framework.exceptions import ValidationError
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.response import Response
 
 from memories import selectors, services
 from memories.idempotency import HEADER as IDEMPOTENCY_HEADER
 from memories.idempotency import idempotent
-from memories.models import Category, Memory, Priority, Source
+from memories.models import Category, Memory, MemoryEvent, Priority, Source
 from memories.params import (
+    DURATION_FORMS,
+    normalize_tag,
     param_bool,
     param_category,
+    param_choice,
+    param_duration,
     param_limit,
     param_offset,
     param_priority,
+    param_required,
     param_source,
     param_tag,
 )
-from memories.serialization import memory_to_dict
+from memories.serialization import event_to_dict, iso, memory_to_dict
 from memories.serializers import (
     MemoryDeletedSerializer,
     MemoryListAnswerSerializer,
@@ -45,6 +64,13 @@ MIND_PARAM = OpenApiParameter(
     description="A person's mind id (m_…); may be omitted with exactly one mind. "
     "Ignored for a Mind Key. The X-Mind-Id header works too.",
 )
+IDEMPOTENCY_PARAM = OpenApiParameter(
+    IDEMPOTENCY_HEADER,
+    str,
+    OpenApiParameter.HEADER,
+    description="Repeats within 24 h answer the first answer again; "
+    "the same key with another body is a 409.",
+)
 ID_PARAM = OpenApiParameter("id", str, OpenApiParameter.PATH, description="mem_…")
 LIST_PARAMS = [
     MIND_PARAM,
@@ -57,6 +83,126 @@ LIST_PARAMS = [
     OpenApiParameter("limit", int, description=f"1 to {LIST_LIMIT_MAX}, default 100."),
     OpenApiParameter("offset", int, description="Default 0."),
 ]
+PAGE_PARAMS = [
+    MIND_PARAM,
+    OpenApiParameter("include_expired", bool, description="Default false."),
+    *LIST_PARAMS[-2:],
+]
+EXPIRING_DEFAULT = timedelta(days=7)
+AUDIT_ACTIONS = list(MemoryEvent.Action.values)
+TAGS_LIMIT_DEFAULT = 1000
+TAGS_LIMIT_MAX = 10_000
+SINCE_HINT = "Unix epoch seconds or an ISO-8601 timestamp, e.g. the `until` of the last diff."
+
+
+def _page_params(params) -> tuple[int, int, bool]:
+    return (
+        param_limit(params, default=LIST_LIMIT_DEFAULT, maximum=LIST_LIMIT_MAX),
+        param_offset(params),
+        bool(param_bool(params, "include_expired", default=False)),
+    )
+
+
+def memory_page(memories: list[Memory], *, total: int, limit: int, offset: int) -> dict:
+    """The answer of every memory list."""
+    return {
+        "memories": [memory_to_dict(m) for m in memories],
+        "total": total,
+        "limit": limit,
+        "offset": offset,
+    }
+
+
+def param_since(params) -> datetime:
+    raw = param_required(params, "since", SINCE_HINT)
+    if raw[-6:-5] == " " and ":" in raw[-5:]:
+        raw = f"{raw[:-6]}+{raw[-5:]}"  # an unencoded "+00:00" arrives as " 00:00"
+    try:
+        since = services.parse_timestamp(raw)
+    except ValueError:
+        since = None
+    if since is None:
+        raise ValidationError({"since": [f"Must be {SINCE_HINT}; got {raw[:50]!r}."]})
+    return since
+
+
+def sync_items(data: Any) -> list:
+    """The `memories` list of a sync body; anything else is a 400 naming `memories`."""
+    items = data.get("memories") if isinstance(data, dict) else None
+    if not isinstance(items, list):
+        raise ValidationError({"memories": ['Required: a list of memories, {"memories": [...]}.']})
+    if len(items) > services.SYNC_MAX_ITEMS:
+        raise ValidationError(
+            {
+                "memories": [
+                    f"At most {services.SYNC_MAX_ITEMS} memories per call, got {len(items)}: "
+                    "send them in several calls."
+                ]
+            }
+        )
+    return items
+
+
+def item_error(index: int, refused: services.ItemRefused) -> dict:
+    """A refused bulk item, in the error shape of section 7 plus its index."""
+    detail = refused.error.detail
+    if not isinstance(detail, dict):
+        detail = {"non_field_errors": detail}
+    fields = {
+        str(name): [str(m) for m in (msgs if isinstance(msgs, list) else [msgs])]
+        for name, msgs in detail.items()
+    }
+    sentence = "; ".join(f"{name}: {msgs[0]}" for name, msgs in fields.items() if msgs)
+    return {"index": index, "error": "invalid", "detail": sentence, "fields": fields}
+
+
+def sync_answer(outcomes: list) -> dict:
+    """Counts, one result per stored item (in request order) and one error per refused one."""
+    counts = {"created": 0, "updated": 0, "unchanged": 0}
+    results, errors = [], []
+    for index, outcome in enumerate(outcomes):
+        if isinstance(outcome, services.ItemRefused):
+            errors.append(item_error(index, outcome))
+            continue
+        action = outcome.action if outcome.changed else "unchanged"
+        counts[action] += 1
+        result = {"index": index, "id": outcome.memory.pk, "key": outcome.memory.key}
+        result["action"] = action
+        if outcome.warnings:
+            result["warnings"] = outcome.warnings
+        results.append(result)
+    return {**counts, "results": results, "errors": errors}
+
+
+def _answer(name: str, fields: dict) -> serializers.Serializer:
+    return inline_serializer(name, fields)
+
+
+SYNC_ANSWER = _answer(
+    "MemorySyncAnswer",
+    {
+        "created": serializers.IntegerField(),
+        "updated": serializers.IntegerField(),
+        "unchanged": serializers.IntegerField(),
+        "results": serializers.ListField(
+            child=serializers.DictField(), help_text="{index, id, key, action[, warnings]}"
+        ),
+        "errors": serializers.ListField(
+            child=serializers.DictField(), help_text="{index, error, detail, fields}"
+        ),
+    },
+)
+DIFF_ANSWER = _answer(
+    "MemoryDiff",
+    {
+        "since": serializers.DateTimeField(),
+        "until": serializers.DateTimeField(help_text="Pass it as the next `since`."),
+        "created": MemorySerializer(many=True),
+        "updated": MemorySerializer(many=True),
+        "deleted": serializers.ListField(child=serializers.CharField()),
+    },
+)
+OBJECT_ANSWER = OpenApiTypes.OBJECT
 
 
 @extend_schema_view(
@@ -101,16 +247,7 @@ class MemoryViewSet(viewsets.GenericViewSet):
 
     @extend_schema(
         summary="Store a memory (create, or update by category + key)",
-        parameters=[
-            MIND_PARAM,
-            OpenApiParameter(
-                IDEMPOTENCY_HEADER,
-                str,
-                OpenApiParameter.HEADER,
-                description="Repeats within 24 h answer the first answer again; "
-                "the same key with another body is a 409.",
-            ),
-        ],
+        parameters=[MIND_PARAM, IDEMPOTENCY_PARAM],
         request=MemoryWriteSerializer,
         responses={201: MemoryStoreAnswerSerializer, 200: MemoryStoreAnswerSerializer},
     )
@@ -150,14 +287,7 @@ class MemoryViewSet(viewsets.GenericViewSet):
             limit=limit,
             offset=offset,
         )
-        return Response(
-            {
-                "memories": [memory_to_dict(m) for m in memories],
-                "total": total,
-                "limit": limit,
-                "offset": offset,
-            }
-        )
+        return Response(memory_page(memories, total=total, limit=limit, offset=offset))
 
     def retrieve(self, request, id: str):
         return Response(memory_to_dict(self._memory(request, id)))
@@ -206,3 +336,212 @@ class MemoryViewSet(viewsets.GenericViewSet):
             memory=self._memory(request, id), actor=services.actor_for_request(request)
         )
         return Response(memory_to_dict(memory))
+
+    # --- Review and overview -------------------------------------------------------------
+
+    @extend_schema(
+        summary="Memories with a tag",
+        parameters=[OpenApiParameter("tag", str, required=True), *PAGE_PARAMS],
+        responses=MemoryListAnswerSerializer,
+    )
+    @action(detail=False, methods=["get"], url_path="by-tag")
+    def by_tag(self, request):
+        params = request.query_params
+        tag = normalize_tag(param_required(params, "tag", "the tag to list, e.g. ?tag=docker"))
+        limit, offset, include_expired = _page_params(params)
+        memories, total = selectors.memory_list(
+            mind=mind_for_request(request),
+            tag=tag,
+            include_expired=include_expired,
+            limit=limit,
+            offset=offset,
+        )
+        return Response(memory_page(memories, total=total, limit=limit, offset=offset))
+
+    @extend_schema(
+        summary="Memories expiring soon, soonest first",
+        parameters=[
+            OpenApiParameter("within", str, description=f"{DURATION_FORMS}; default 7d."),
+            *PAGE_PARAMS,
+        ],
+        description="`include_expired=true` also lists the already expired ones, first.",
+        responses=MemoryListAnswerSerializer,
+    )
+    @action(detail=False, methods=["get"])
+    def expiring(self, request):
+        params = request.query_params
+        within = param_duration(params, "within", default=EXPIRING_DEFAULT)
+        limit, offset, include_expired = _page_params(params)
+        memories, total = selectors.memory_expiring(
+            mind=mind_for_request(request),
+            within=within,
+            include_expired=include_expired,
+            limit=limit,
+            offset=offset,
+        )
+        return Response(memory_page(memories, total=total, limit=limit, offset=offset))
+
+    @extend_schema(
+        summary="The review queue: unverified memories",
+        description="Highest priority first, then lowest confidence, then most recently updated.",
+        parameters=PAGE_PARAMS,
+        responses=MemoryListAnswerSerializer,
+    )
+    @action(detail=False, methods=["get"])
+    def unverified(self, request):
+        limit, offset, include_expired = _page_params(request.query_params)
+        memories, total = selectors.memory_unverified(
+            mind=mind_for_request(request),
+            include_expired=include_expired,
+            limit=limit,
+            offset=offset,
+        )
+        return Response(memory_page(memories, total=total, limit=limit, offset=offset))
+
+    @extend_schema(
+        summary="Memories sharing tags with this one, most shared first",
+        description="Each carries `shared_tags`. Ties go to the most recently updated.",
+        parameters=[ID_PARAM, *PAGE_PARAMS],
+        responses=MemoryListAnswerSerializer,
+    )
+    @action(detail=True, methods=["get"])
+    def related(self, request, id: str):
+        memory = self._memory(request, id)
+        limit, offset, include_expired = _page_params(request.query_params)
+        memories, total = selectors.memory_related(
+            mind=memory.mind,
+            memory=memory,
+            include_expired=include_expired,
+            limit=limit,
+            offset=offset,
+        )
+        answer = memory_page(memories, total=total, limit=limit, offset=offset)
+        for entry in answer["memories"]:
+            entry["shared_tags"] = [tag for tag in entry["tags"] if tag in memory.tags]
+        return Response(answer)
+
+    @extend_schema(
+        summary="Tags with how many memories carry each, most used first",
+        parameters=[
+            MIND_PARAM,
+            OpenApiParameter("include_expired", bool, description="Default false."),
+            OpenApiParameter(
+                "limit", int, description=f"1 to {TAGS_LIMIT_MAX}, default {TAGS_LIMIT_DEFAULT}."
+            ),
+        ],
+        responses=_answer(
+            "MemoryTags",
+            {
+                "tags": serializers.ListField(child=serializers.DictField()),
+                "total_memories": serializers.IntegerField(),
+                "total_tags": serializers.IntegerField(),
+            },
+        ),
+    )
+    @action(detail=False, methods=["get"])
+    def tags(self, request):
+        params = request.query_params
+        limit = param_limit(params, default=TAGS_LIMIT_DEFAULT, maximum=TAGS_LIMIT_MAX)
+        tags, distinct, memories = selectors.tag_counts(
+            mind=mind_for_request(request),
+            include_expired=bool(param_bool(params, "include_expired", default=False)),
+            limit=limit,
+        )
+        return Response({"tags": tags, "total_memories": memories, "total_tags": distinct})
+
+    @extend_schema(
+        summary="Totals by category, priority, source, verification and expiry",
+        parameters=[MIND_PARAM],
+        responses=OBJECT_ANSWER,
+    )
+    @action(detail=False, methods=["get"])
+    def stats(self, request):
+        return Response(selectors.memory_stats(mind=mind_for_request(request)))
+
+    @extend_schema(
+        summary="The mind's health and what a person should look at",
+        parameters=[MIND_PARAM],
+        responses=OBJECT_ANSWER,
+    )
+    @action(detail=False, methods=["get"])
+    def health(self, request):
+        return Response(selectors.mind_health(mind=mind_for_request(request)))
+
+    @extend_schema(
+        summary="The audit trail: who did what to which memory, with the old values",
+        parameters=[
+            MIND_PARAM,
+            OpenApiParameter("action", str, enum=AUDIT_ACTIONS),
+            OpenApiParameter("memory", str, description="Only this memory (mem_…)."),
+            *LIST_PARAMS[-2:],
+        ],
+        responses=_answer(
+            "MemoryAudit",
+            {
+                "entries": serializers.ListField(child=serializers.DictField()),
+                "total": serializers.IntegerField(),
+            },
+        ),
+    )
+    @action(detail=False, methods=["get"])
+    def audit(self, request):
+        params = request.query_params
+        events, total = selectors.memory_events(
+            mind=mind_for_request(request),
+            action=param_choice(params, "action", AUDIT_ACTIONS),
+            memory_id=(params.get("memory") or "").strip() or None,
+            limit=param_limit(params, default=LIST_LIMIT_DEFAULT, maximum=LIST_LIMIT_MAX),
+            offset=param_offset(params),
+        )
+        return Response({"entries": [event_to_dict(e) for e in events], "total": total})
+
+    # --- Incremental sync ----------------------------------------------------------------
+
+    @extend_schema(
+        summary="What changed since a time: created, updated, deleted ids",
+        description=(
+            "The window is since <= t < until; `until` is the server's time of this answer, "
+            "so passing it as the next `since` neither repeats nor misses a write."
+        ),
+        parameters=[OpenApiParameter("since", str, required=True, description=SINCE_HINT)],
+        responses=DIFF_ANSWER,
+    )
+    @action(detail=False, methods=["get"])
+    def diff(self, request):
+        since = param_since(request.query_params)
+        mind = mind_for_request(request)
+        diff = selectors.memory_diff(mind=mind, since=since, until=selectors.diff_until())
+        return Response(
+            {
+                "since": iso(diff.since),
+                "until": iso(diff.until),
+                "created": [memory_to_dict(m) for m in diff.created],
+                "updated": [memory_to_dict(m) for m in diff.updated],
+                "deleted": diff.deleted,
+            }
+        )
+
+    @extend_schema(
+        summary=f"Store up to {services.SYNC_MAX_ITEMS} memories at once (upsert each)",
+        description=(
+            "Each item is what POST /memory takes and is stored by the same rules. A refused "
+            "item is listed in `errors` and does not stop the others."
+        ),
+        parameters=[MIND_PARAM, IDEMPOTENCY_PARAM],
+        request=_answer(
+            "MemorySync", {"memories": serializers.ListField(child=serializers.DictField())}
+        ),
+        responses=SYNC_ANSWER,
+    )
+    @action(detail=False, methods=["post"])
+    def sync(self, request):
+        mind = mind_for_request(request)
+        actor = services.actor_for_request(request)
+
+        def store_all() -> tuple[int, dict]:
+            outcomes = services.memory_upsert_many(
+                mind=mind, actor=actor, items=sync_items(request.data)
+            )
+            return status.HTTP_200_OK, sync_answer(outcomes)
+
+        return idempotent(request, mind=mind, endpoint="memory.sync", handler=store_all)

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import re
+from datetime import timedelta
+
 from rest_framework.exceptions import ValidationError
 
 from memories.models import Category, Priority, Source
@@ -83,3 +86,29 @@ def param_tag(params, name: str = "tag") -> str | None:
 def normalize_tag(tag: str) -> str:
     """Tags are trimmed and lower-cased; matching is case-insensitive."""
     return tag.strip().lower()
+
+
+def param_required(params, name: str, hint: str) -> str:
+    """A parameter that must be present and not blank."""
+    raw = params.get(name)
+    if raw is None or raw.strip() == "":
+        raise _bad(name, f"Required: {hint}")
+    return raw.strip()
+
+
+DURATION_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
+DURATION_FORMS = "seconds (3600) or a number with a unit: 30m, 24h, 7d, 2w"
+MAX_DURATION = timedelta(days=100 * 366)
+_DURATION = re.compile(r"(\d+)\s*([smhdw]?)")
+
+
+def param_duration(params, name: str, *, default: timedelta) -> timedelta:
+    """A positive duration: whole seconds, or a whole number with s, m, h, d or w."""
+    raw = params.get(name)
+    if raw is None or raw.strip() == "":
+        return default
+    match = _DURATION.fullmatch(raw.strip().lower())
+    seconds = int(match[1]) * DURATION_UNITS[match[2] or "s"] if match else 0
+    if not 0 < seconds <= MAX_DURATION.total_seconds():
+        raise _bad(name, f"Must be {DURATION_FORMS} (at most 100 years); got {raw[:50]!r}.")
+    return timedelta(seconds=seconds)

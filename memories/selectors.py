@@ -213,16 +213,21 @@ def mind_health(*, mind: Mind, now: datetime | None = None) -> dict[str, Any]:
     expiring = Q(expires_at__gt=now, expires_at__lte=now + EXPIRING_SOON)
     stale = live & Q(updated_at__lt=now - STALE_AFTER)
     expired = Q(expires_at__lte=now)
-    counts = Memory.objects.filter(mind=mind).aggregate(
-        total=Count("id"),
-        live=Count("id", filter=live),
-        expired=Count("id", filter=expired),
-        verified=Count("id", filter=live & Q(verified=True)),
-        unverified=Count("id", filter=live & Q(verified=False)),
-        unverified_important=Count("id", filter=unverified_important),
-        expiring_soon=Count("id", filter=expiring),
-        stale=Count("id", filter=stale),
+    conditions = {
+        "total": Q(),
+        "live": live,
+        "expired": expired,
+        "verified": live & Q(verified=True),
+        "unverified": live & Q(verified=False),
+        "unverified_important": unverified_important,
+        "expiring_soon": expiring,
+        "stale": stale,
+    }
+    # Aliased apart from the field names (an aggregate may not be called "verified").
+    aggregated = Memory.objects.filter(mind=mind).aggregate(
+        **{f"n_{name}": Count("id", filter=condition) for name, condition in conditions.items()}
     )
+    counts = {name: aggregated[f"n_{name}"] for name in conditions}
     share = counts["unverified"] / counts["live"] if counts["live"] else 0.0
     checks = [
         (

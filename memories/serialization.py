@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from memories.models import Memory, Priority
+from memories.models import Memory, MemoryEvent, Priority
 
 PRIORITY_NAMES = {p.value: p.label for p in Priority}
 
@@ -33,4 +33,19 @@ def memory_to_dict(memory: Memory) -> dict:
         "updated_at": iso(memory.updated_at),
         "verified_at": iso(memory.verified_at),
         "verified_by": memory.verified_by or None,
+    }
+
+
+def event_to_dict(event: MemoryEvent) -> dict:
+    """An audit entry: who did what to which memory, when, and the values it replaced."""
+    return {
+        "id": event.id,
+        "at": iso(event.at),
+        "action": event.action,
+        "memory_id": event.memory_id,
+        "category": event.category,
+        "key": event.key,
+        "actor": event.actor,
+        "actor_type": event.actor_type,
+        "changes": event.changes,
     }

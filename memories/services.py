@@ -23,7 +23,7 @@ import hashlib
 import math
 import re
 import unicodedata
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any, Literal
 
@@ -600,6 +600,185 @@ def _upsert_one(*, mind: Mind, actor: Actor, store: _Store, now: datetime | None
                 )
                 return UpsertResult(memory=memory, action="created", warnings=store.warnings)
         return _store_existing(memory=existing, actor=actor, store=store, now=now)
+
+
+SYNC_MAX_ITEMS = 1000
+
+
+@dataclass
+class ItemRefused:
+    """A bulk item that was not written, with the ValidationError that says why."""
+
+    error: ValidationError
+
+
+def _sync_store(*, mind: Mind, actor: Actor, item: Any, keep_provenance: bool) -> _Store:
+    """One bulk item → _Store, by the rules of POST /memory's body (MemoryWriteSerializer):
+    unknown fields and nulls where a value is needed are refused, fields the server sets are
+    ignored, a `mind_id` naming another mind is refused; `tags: null` clears the tags."""
+    if not isinstance(item, dict):
+        raise ValidationError({"non_field_errors": ["Each memory must be a JSON object."]})
+    errors: dict[str, list[str]] = {}
+    for name in item:
+        if name not in STORE_FIELDS and name not in SERVER_SET_FIELDS:
+            errors[str(name)] = [f"Unknown field. Writable fields: {', '.join(STORE_FIELDS)}."]
+    for name in ("category", "content"):
+        if name not in item:
+            errors[name] = ["This field is required."]
+    for name in ("category", "content", "priority", "source", "confidence"):
+        if name in item and item[name] is None:
+            errors[name] = ["This field may not be null."]
+    if item.get("mind_id") not in (None, mind.pk):
+        errors["mind_id"] = [f"This request acts on mind {mind.pk}; this memory names another."]
+    if errors:
+        raise ValidationError(errors)
+    fields = {name: item[name] for name in STORE_FIELDS if name in item}
+    if "tags" in fields and fields["tags"] is None:
+        fields["tags"] = []
+    if "expires_at" not in item:
+        fields["expires_at"] = UNSET
+    provenance = None
+    if keep_provenance and actor.kind == "user":
+        provenance = _provenance(item, actor=actor)
+        fields.pop("source", None)
+    return replace(_prepare_store(actor=actor, **fields), provenance=provenance)
+
+
+def _provenance(item: dict, *, actor: Actor) -> Provenance:
+    source = item.get("source") or Source.USER
+    if source not in Source.values:
+        raise _invalid("source", f"Must be one of: {', '.join(Source.values)}.")
+    verified = item.get("verified", source == Source.USER)
+    if not isinstance(verified, bool):
+        raise _invalid("verified", "Must be true or false.")
+    verified_by = item.get("verified_by") or ""
+    if not isinstance(verified_by, str):
+        raise _invalid("verified_by", "Must be a string.")
+    try:
+        verified_at = parse_timestamp(item.get("verified_at"))
+    except ValueError as exc:
+        raise _invalid("verified_at", str(exc)) from None
+    return Provenance(source, verified, verified_by[:254], verified_at)
+
+
+STORE_FIELDS = (
+    "category",
+    "content",
+    "key",
+    "tags",
+    "priority",
+    "source",
+    "confidence",
+    "expires_at",
+)
+# Set by the server: a client may send back a record it read (or an export) unchanged.
+SERVER_SET_FIELDS = frozenset(
+    {
+        "id",
+        "mind_id",
+        "verified",
+        "verified_by",
+        "verified_at",
+        "created_at",
+        "updated_at",
+        "action",
+        "warnings",
+        "expired",
+    }
+)
+
+
+def memory_upsert_many(
+    *,
+    mind: Mind,
+    actor: Actor,
+    items: list[Any],
+    keep_provenance: bool = False,
+    now: datetime | None = None,
+) -> list[UpsertResult | ItemRefused]:
+    """Upsert each item (a dict of memory_upsert's arguments) with memory_upsert's rules.
+
+    Returns, in order, an UpsertResult per stored item or an ItemRefused for an item the
+    field rules refuse; a refused item writes nothing and does not stop the others.
+    `keep_provenance` (import by a person) keeps each item's source and verification.
+
+    The same outcome as calling memory_upsert per item, in bulk: every item is checked
+    first; one query finds the stored memories; new ones are inserted with their tag rows
+    and audit rows in a few multi-row INSERTs; stored ones are updated one by one (an
+    unchanged one costs nothing). An item repeating an earlier item's (category, key) is
+    applied after the others, in order, as an update. If the bulk insert collides with a
+    concurrent writer of the same key, the batch falls back to memory_upsert item by item,
+    each in its own savepoint, where the race is settled as usual.
+    """
+    if len(items) > SYNC_MAX_ITEMS:
+        raise _invalid("memories", f"At most {SYNC_MAX_ITEMS} memories per call, got {len(items)}.")
+    outcomes: list[UpsertResult | ItemRefused | None] = [None] * len(items)
+    first: dict[tuple[str, str], int] = {}
+    stores: dict[int, _Store] = {}
+    repeats: list[int] = []
+    for index, item in enumerate(items):
+        try:
+            store = _sync_store(mind=mind, actor=actor, item=item, keep_provenance=keep_provenance)
+        except ValidationError as exc:
+            outcomes[index] = ItemRefused(exc)
+            continue
+        stores[index] = store
+        if first.setdefault((store.category, store.key), index) != index:
+            repeats.append(index)
+
+    with transaction.atomic():
+        now = now or timezone.now()  # inside the transaction: see _upsert_one
+        keys = {key for _, key in first}
+        stored = {
+            (m.category, m.key): m
+            for m in Memory.objects.select_for_update().filter(mind=mind, key__in=keys)
+            if (m.category, m.key) in first
+        }
+        new: dict[int, Memory] = {}
+        for pair, index in first.items():
+            store = stores[index]
+            if pair in stored:
+                outcomes[index] = _store_existing(
+                    memory=stored[pair], actor=actor, store=store, now=now
+                )
+            else:
+                new[index] = _new_memory(mind=mind, actor=actor, store=store, now=now)
+        if new:
+            try:
+                with transaction.atomic():
+                    _insert_new(list(new.values()), actor=actor, now=now)
+            except IntegrityError:
+                # A concurrent writer took one of these keys: settle each as memory_upsert does.
+                for index in new:
+                    outcomes[index] = _upsert_one(
+                        mind=mind, actor=actor, store=stores[index], now=now
+                    )
+            else:
+                for index, memory in new.items():
+                    outcomes[index] = UpsertResult(
+                        memory=memory, action="created", warnings=stores[index].warnings
+                    )
+        for index in repeats:
+            outcomes[index] = _upsert_one(mind=mind, actor=actor, store=stores[index], now=now)
+    return outcomes  # type: ignore[return-value]  # every slot is filled above
+
+
+def _insert_new(memories: list[Memory], *, actor: Actor, now: datetime) -> None:
+    """INSERT new memories with their tag rows and `create` audit rows, a batch at a time."""
+    Memory.objects.bulk_create(memories)
+    MemoryTag.objects.bulk_create(
+        MemoryTag(memory=m, mind_id=m.mind_id, tag=tag) for m in memories for tag in m.tags
+    )
+    MemoryEvent.objects.bulk_create(
+        _event(
+            memory=m,
+            actor=actor,
+            action=MemoryEvent.Action.CREATE,
+            changes=_created_changes(m),
+            now=now,
+        )
+        for m in memories
+    )
 
 
 def memory_update(
