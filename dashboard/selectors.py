@@ -5,6 +5,7 @@ Every function takes the owner or the mind: a person only ever sees their own mi
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, time, timedelta
 from typing import Any
@@ -17,7 +18,7 @@ from django.utils import timezone
 from memories.models import Category, Memory, MemoryEvent, Priority
 from minds.models import Mind
 
-EXPIRING_WITHIN = timedelta(days=7)
+EXPIRING_WITHIN = timedelta(days=7)  # as GET /memory/expiring's default
 # Fields a person can restore from an earlier version (the rest is verification bookkeeping).
 RESTORABLE_FIELDS = ("category", "key", "content", "tags", "priority", "confidence", "expires_at")
 
@@ -86,20 +87,26 @@ def memory_table(
     return memories.order_by(*ordering)
 
 
-def review_queue(*, mind: Mind, now: datetime | None = None) -> QuerySet[Memory]:
-    """Unverified, not expired: highest priority first, then lowest confidence, then newest."""
-    now = now or timezone.now()
-    return (
-        Memory.objects.filter(mind=mind, verified=False)
-        .live(now)
-        .order_by("-priority", "confidence", "-updated_at", "-id")
-    )
+class SelectorPages:
+    """A paged selector (`limit`/`offset` in, `(rows, total)` out) as a sequence that
+    Django's Paginator can page through: it asks only for the page it shows."""
 
+    def __init__(self, selector: Callable[..., tuple[list, int]], **arguments: Any) -> None:
+        self.selector = selector
+        self.arguments = arguments
+        self._total: int | None = None
 
-def expiring_soon(*, mind: Mind, now: datetime | None = None) -> QuerySet[Memory]:
-    """Memories whose expiry falls within the next seven days, soonest first."""
-    now = now or timezone.now()
-    return Memory.objects.filter(_expiring(now), mind=mind).order_by("expires_at", "id")
+    def __len__(self) -> int:
+        if self._total is None:
+            _, self._total = self.selector(**self.arguments, limit=1, offset=0)
+        return self._total
+
+    def __getitem__(self, window: slice) -> list:
+        start = window.start or 0
+        rows, self._total = self.selector(
+            **self.arguments, limit=max(window.stop - start, 1), offset=start
+        )
+        return rows
 
 
 @dataclass

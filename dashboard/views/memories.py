@@ -14,11 +14,11 @@ from rest_framework.exceptions import APIException, ValidationError
 from dashboard import selectors
 from dashboard.forms import SORTS, MemoryEditForm, MemoryFilterForm
 from memories import services
-from memories.models import Priority
+from memories.models import Memory, Priority
 from memories.params import normalize_tag
 from memories.search import MAX_LIMIT as SEARCH_MAX
 from memories.search import SearchQueryError, memory_search
-from memories.selectors import memory_get
+from memories.selectors import memory_expiring, memory_get, memory_unverified
 from memories.serialization import memory_to_dict
 from memories.services import Actor
 
@@ -217,11 +217,12 @@ def memory_restore(request, mind_id: str, memory_id: str, event_id: int):
 @login_required
 def review_queue(request, mind_id: str):
     mind = selectors.mind_get_for_owner(owner=request.user, mind_id=mind_id)
-    page = Paginator(selectors.review_queue(mind=mind), PAGE_SIZE).get_page(request.GET.get("page"))
+    # The same selectors as GET /memory/unverified and GET /memory/expiring.
+    queue = selectors.SelectorPages(memory_unverified, mind=mind)
+    page = Paginator(queue, PAGE_SIZE).get_page(request.GET.get("page"))
+    expiring, _ = memory_expiring(mind=mind, within=selectors.EXPIRING_WITHIN, limit=20)
     return render(
-        request,
-        "dashboard/review.html",
-        {"mind": mind, "page": page, "expiring": selectors.expiring_soon(mind=mind)[:20]},
+        request, "dashboard/review.html", {"mind": mind, "page": page, "expiring": expiring}
     )
 
 
@@ -232,7 +233,7 @@ def bulk_verify(request, mind_id: str):
     ids = request.POST.getlist("memory")
     actor = Actor.for_user(request.user)
     # Scoped by the mind: ids of other minds simply match nothing.
-    chosen = selectors.review_queue(mind=mind).filter(pk__in=ids)
+    chosen = Memory.objects.filter(mind=mind, verified=False, pk__in=ids)
     done = 0
     for memory in chosen:
         services.memory_verify(memory=memory, actor=actor)

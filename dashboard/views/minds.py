@@ -9,6 +9,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 
 from dashboard import selectors
 from dashboard.forms import MindForm
+from memories.selectors import memory_expiring
 from minds import services
 from minds.models import Mind
 
@@ -78,7 +79,7 @@ def mind_overview(request, mind_id: str):
         {
             "mind": mind,
             "stats": stats,
-            "expiring": selectors.expiring_soon(mind=mind)[:10],
+            "expiring": memory_expiring(mind=mind, within=selectors.EXPIRING_WITHIN, limit=10)[0],
             "review_count": stats.unverified,
             "base_url": base_url(request),
         },

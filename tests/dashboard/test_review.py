@@ -88,3 +88,14 @@ def test_expiring_soon_panel(web, mind):
     assert [m.key for m in response.context["expiring"]] == ["soon"]
     overview = web.get(f"/dashboard/minds/{mind.pk}/")
     assert [m.key for m in overview.context["expiring"]] == ["soon"]
+
+
+def test_queue_pages_through_the_api_selector(web, mind):
+    for n in range(55):
+        agent_store(mind, key=f"k{n:02}", confidence=n / 100)
+    first = web.get(f"/dashboard/minds/{mind.pk}/review/")
+    assert len(first.context["page"].object_list) == 50
+    assert first.context["page"].paginator.count == 55
+    assert "Page 1 of 2" in first.content.decode()
+    second = web.get(f"/dashboard/minds/{mind.pk}/review/", {"page": 2})
+    assert [m.key for m in second.context["page"]] == ["k50", "k51", "k52", "k53", "k54"]
