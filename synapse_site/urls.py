@@ -23,6 +23,7 @@ urlpatterns = [
     path("accounts/", include("dashboard.account_urls")),
     path("dashboard/", include("dashboard.urls")),
     path("dashboard", RedirectView.as_view(url="/dashboard/")),
+    path("", include("mcp_server.urls")),
     path("", include("memories.urls")),
     path("", include(router.urls)),
 ]

@@ -1,0 +1,206 @@
+"""JSON-RPC 2.0 framing and the MCP methods Synapse serves, independent of HTTP.
+
+`handle_payload()` takes one decoded JSON body (a message or a batch) and returns what to
+send back: a response object, a list of them, or None when nothing is owed (notifications
+and client responses only: the transport answers 202).
+
+Decisions, written down:
+
+- Stateless. `initialize` negotiates a version and creates nothing; there is no session id,
+  so every request stands alone (authenticated by its Mind Key). Requests before
+  `initialize` are served too.
+- Versions: the handshake-era revisions (2024-11-05 … 2025-11-25). `initialize` echoes the
+  client's version when it is one of them and otherwise offers the newest. The 2026
+  per-request-envelope era (`server/discover`) is not spoken: it answers -32601 (or the
+  transport's -32022 for its version header), which current clients take as "use
+  initialize".
+- Batches are accepted for every version (2025-03-26 had them; 2025-06-18 dropped them, and
+  accepting more than a client sends harms no one), but `initialize` may not be batched.
+- Tool argument and write errors are tool results with `isError: true` (tools.py); an
+  unknown tool, a malformed `tools/call` and an unknown resource are protocol errors.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import Any
+
+from mcp_server import tools
+
+logger = logging.getLogger(__name__)
+
+# Newest first: `initialize` offers the first when the client's is not here.
+SUPPORTED_VERSIONS = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")
+LATEST_VERSION = SUPPORTED_VERSIONS[0]
+SERVER_INFO = {"name": "synapse", "title": "Synapse memory", "version": "0.1.0"}
+
+PARSE_ERROR = -32700
+INVALID_REQUEST = -32600
+METHOD_NOT_FOUND = -32601
+INVALID_PARAMS = -32602
+INTERNAL_ERROR = -32603
+RESOURCE_NOT_FOUND = -32002
+UNSUPPORTED_PROTOCOL_VERSION = -32022
+
+
+class RpcError(Exception):
+    def __init__(self, code: int, message: str, data: Any = None):
+        super().__init__(message)
+        self.code, self.message, self.data = code, message, data
+
+
+def error_response(request_id: Any, code: int, message: str, data: Any = None) -> dict:
+    error: dict = {"code": code, "message": message}
+    if data is not None:
+        error["data"] = data
+    return {"jsonrpc": "2.0", "id": request_id, "error": error}
+
+
+def instructions(ctx: tools.ToolContext) -> str:
+    name = " ".join(ctx.mind.name.splitlines())
+    return (
+        f'Synapse is your long-term memory for this user (mind "{name}"). Call `recall` at '
+        "the start of every session and read it before answering. When you learn something "
+        "durable about the user or the work, store it with `remember` (the same category and "
+        "key updates that memory instead of duplicating it). `search` before asking the user "
+        "something they may have told you already. `forget` what is wrong or obsolete. What "
+        "you store stays unverified until the user confirms it; you cannot verify it."
+    )
+
+
+# --- Methods --------------------------------------------------------------------------------
+
+
+def _initialize(ctx: tools.ToolContext, params: dict) -> dict:
+    requested = params.get("protocolVersion")
+    if not isinstance(requested, str):
+        raise RpcError(INVALID_PARAMS, "initialize needs params.protocolVersion (a string).")
+    version = requested if requested in SUPPORTED_VERSIONS else LATEST_VERSION
+    return {
+        "protocolVersion": version,
+        "capabilities": {
+            "tools": {"listChanged": False},
+            "resources": {"listChanged": False, "subscribe": False},
+        },
+        "serverInfo": SERVER_INFO,
+        "instructions": instructions(ctx),
+    }
+
+
+def _ping(ctx: tools.ToolContext, params: dict) -> dict:
+    return {}
+
+
+def _tools_list(ctx: tools.ToolContext, params: dict) -> dict:
+    return {"tools": [tool.describe() for tool in tools.TOOLS.values()]}
+
+
+def _tools_call(ctx: tools.ToolContext, params: dict) -> dict:
+    name = params.get("name")
+    if not isinstance(name, str):
+        raise RpcError(INVALID_PARAMS, "tools/call needs params.name (a string).")
+    if name not in tools.TOOLS:
+        raise RpcError(
+            INVALID_PARAMS,
+            f"Unknown tool: {name[:100]}. Tools: {', '.join(tools.TOOLS)}.",
+        )
+    arguments = params.get("arguments")
+    if arguments is None:
+        arguments = {}
+    if not isinstance(arguments, dict):
+        raise RpcError(INVALID_PARAMS, "tools/call params.arguments must be an object.")
+    return tools.tool_call(ctx, name, arguments)
+
+
+def _resources_list(ctx: tools.ToolContext, params: dict) -> dict:
+    return {"resources": tools.resource_list(ctx)}
+
+
+def _resource_templates_list(ctx: tools.ToolContext, params: dict) -> dict:
+    return {"resourceTemplates": tools.resource_templates()}
+
+
+def _resources_read(ctx: tools.ToolContext, params: dict) -> dict:
+    uri = params.get("uri")
+    if not isinstance(uri, str):
+        raise RpcError(INVALID_PARAMS, "resources/read needs params.uri (a string).")
+    try:
+        return {"contents": tools.resource_read(ctx, uri)}
+    except tools.ResourceNotFound:
+        raise RpcError(RESOURCE_NOT_FOUND, "Resource not found.", {"uri": uri[:500]}) from None
+    except tools.ToolError as exc:
+        raise RpcError(INVALID_PARAMS, str(exc), {"uri": uri[:500]}) from None
+
+
+METHODS: dict[str, Callable[[tools.ToolContext, dict], dict]] = {
+    "initialize": _initialize,
+    "ping": _ping,
+    "tools/list": _tools_list,
+    "tools/call": _tools_call,
+    "resources/list": _resources_list,
+    "resources/templates/list": _resource_templates_list,
+    "resources/read": _resources_read,
+}
+
+
+# --- Framing --------------------------------------------------------------------------------
+
+
+def _valid_id(value: Any) -> bool:
+    # MCP: a string or an integer, never null (JSON-RPC's fractional ids are discouraged too).
+    return isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool))
+
+
+def handle_message(ctx: tools.ToolContext, message: Any, *, in_batch: bool = False) -> dict | None:
+    """The response to one JSON-RPC message, or None for notifications and responses."""
+    if not isinstance(message, dict):
+        return error_response(None, INVALID_REQUEST, "A JSON-RPC message must be an object.")
+    has_id = "id" in message
+    request_id = message.get("id") if has_id and _valid_id(message.get("id")) else None
+    if message.get("jsonrpc") != "2.0":
+        return error_response(request_id, INVALID_REQUEST, 'Set "jsonrpc": "2.0".')
+    if "method" not in message:
+        if has_id and ("result" in message or "error" in message):
+            return None  # a response to a server request; this server sends none, so ignore
+        return error_response(request_id, INVALID_REQUEST, "A request needs a method.")
+    method = message["method"]
+    if not isinstance(method, str):
+        return error_response(request_id, INVALID_REQUEST, "method must be a string.")
+    if has_id and request_id is None:
+        return error_response(None, INVALID_REQUEST, "id must be a string or an integer.")
+    params = message.get("params", {})
+    if params is None:
+        params = {}
+
+    if not has_id:
+        # A notification: nothing is answered, not even an error. `initialized`,
+        # `cancelled` and `progress` need no work from a stateless server.
+        return None
+    if not isinstance(params, dict):
+        if isinstance(params, list):
+            return error_response(request_id, INVALID_PARAMS, "params must be an object.")
+        return error_response(request_id, INVALID_REQUEST, "params must be an object.")
+    handler = METHODS.get(method)
+    if handler is None:
+        return error_response(request_id, METHOD_NOT_FOUND, f"Method not found: {method[:100]}")
+    if in_batch and method == "initialize":
+        return error_response(request_id, INVALID_REQUEST, "initialize may not be batched.")
+    try:
+        result = handler(ctx, params)
+    except RpcError as exc:
+        return error_response(request_id, exc.code, exc.message, exc.data)
+    except Exception:
+        logger.exception("MCP method %s failed", method)
+        return error_response(request_id, INTERNAL_ERROR, "Internal error; it has been logged.")
+    return {"jsonrpc": "2.0", "id": request_id, "result": result}
+
+
+def handle_payload(ctx: tools.ToolContext, payload: Any) -> dict | list | None:
+    """What to answer to one decoded POST body: a response, a batch of them, or None."""
+    if isinstance(payload, list):
+        if not payload:
+            return error_response(None, INVALID_REQUEST, "An empty batch is not a request.")
+        answers = [handle_message(ctx, item, in_batch=True) for item in payload]
+        return [answer for answer in answers if answer is not None] or None
+    return handle_message(ctx, payload)

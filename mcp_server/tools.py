@@ -1,0 +1,711 @@
+"""The MCP tools and resources: thin adapters over the memory services and selectors.
+
+Every tool acts for one mind as an agent (`Actor.for_agent`), so the rules of the REST API
+hold unchanged: upsert by (category, key), agent memories stored unverified, an agent edit
+clears verification, another mind's memory is "not found". Verification is deliberately not
+a tool: only a person verifies.
+
+A tool's `input_schema` is the one source of truth for its arguments: it is what `tools/list`
+shows the model and what `tool_call()` validates against before the handler runs. Bad
+arguments and refused writes come back as a tool result with `isError: true` and a sentence
+the model can act on, never as a protocol error.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+from django.http import Http404
+from django.utils import timezone
+from jsonschema import Draft202012Validator
+from rest_framework.exceptions import APIException, ValidationError
+
+from memories import selectors, services
+from memories.models import (
+    MAX_CONTENT_LENGTH,
+    MAX_KEY_LENGTH,
+    MAX_TAG_LENGTH,
+    MAX_TAGS,
+    Category,
+    Memory,
+    Priority,
+)
+from memories.params import normalize_tag
+from memories.recall import recall_render_text, recall_selection
+from memories.search import MAX_LIMIT as SEARCH_MAX_LIMIT
+from memories.search import SearchQueryError, memory_search
+from memories.serialization import PRIORITY_NAMES, memory_to_dict
+from minds.authentication import MindAgent
+from minds.models import Mind
+
+LIST_DEFAULT = 50
+LIST_MAX = 1000
+SEARCH_DEFAULT = 10
+NOT_FOUND = "No memory with this id in this mind."
+
+
+class ToolError(Exception):
+    """A refusal the model should read: becomes a result with `isError: true`."""
+
+
+@dataclass(frozen=True)
+class ToolContext:
+    """Who calls: the agent of one mind."""
+
+    agent: MindAgent
+    now: datetime = field(default_factory=timezone.now)
+
+    @property
+    def mind(self) -> Mind:
+        return self.agent.mind
+
+    @property
+    def actor(self) -> services.Actor:
+        return services.Actor.for_agent(self.agent)
+
+
+@dataclass(frozen=True)
+class ToolOutput:
+    text: str
+    structured: dict | None = None
+
+
+Handler = Callable[[ToolContext, dict[str, Any]], ToolOutput]
+
+
+@dataclass(frozen=True)
+class Tool:
+    name: str
+    title: str
+    description: str
+    input_schema: dict
+    handler: Handler
+    annotations: dict
+    output_schema: dict | None = None
+
+    def describe(self) -> dict:
+        described = {
+            "name": self.name,
+            "title": self.title,
+            "description": self.description,
+            "inputSchema": self.input_schema,
+            "annotations": {"title": self.title, **self.annotations},
+        }
+        if self.output_schema is not None:
+            described["outputSchema"] = self.output_schema
+        return described
+
+
+# --- Schemas --------------------------------------------------------------------------------
+
+PRIORITY_VALUES = [PRIORITY_NAMES[p.value] for p in Priority]
+CATEGORY = {
+    "type": "string",
+    "enum": list(Category.values),
+    "description": "identity (who the user is), preference (how they like things), fact, "
+    "project (state of their work), skill, mistake (what went wrong, to avoid repeating), "
+    "context (this period or session), note.",
+}
+PRIORITY = {
+    "type": "string",
+    "enum": PRIORITY_VALUES,
+    "description": "critical memories are always recalled; low ones are the first left out.",
+}
+TAG = {"type": "string", "minLength": 1, "maxLength": MAX_TAG_LENGTH}
+OFFSET = {"type": "integer", "minimum": 0, "default": 0, "description": "Skip this many."}
+
+
+def _limit(default: int, maximum: int) -> dict:
+    return {
+        "type": "integer",
+        "minimum": 1,
+        "maximum": maximum,
+        "default": default,
+        "description": f"At most this many (default {default}).",
+    }
+
+
+def _object(properties: dict, required: tuple[str, ...] = ()) -> dict:
+    schema: dict = {"type": "object", "properties": properties, "additionalProperties": False}
+    if required:
+        schema["required"] = list(required)
+    return schema
+
+
+NULLABLE_STRING = {"type": ["string", "null"]}
+MEMORY_OUTPUT = {
+    "type": "object",
+    "properties": {
+        "id": {"type": "string"},
+        "mind_id": {"type": "string"},
+        "category": {"type": "string", "enum": list(Category.values)},
+        "key": {"type": "string"},
+        "content": {"type": "string"},
+        "tags": {"type": "array", "items": {"type": "string"}},
+        "priority": {"type": "string", "enum": PRIORITY_VALUES},
+        "source": {"type": "string"},
+        "verified": {"type": "boolean"},
+        "confidence": {"type": "number"},
+        "expires_at": NULLABLE_STRING,
+        "created_at": {"type": "string"},
+        "updated_at": {"type": "string"},
+        "verified_at": NULLABLE_STRING,
+        "verified_by": NULLABLE_STRING,
+    },
+    "required": ["id", "category", "key", "content", "tags", "priority", "verified"],
+}
+LIST_OUTPUT = {
+    "type": "object",
+    "properties": {
+        "memories": {"type": "array", "items": MEMORY_OUTPUT},
+        "total": {"type": "integer"},
+        "limit": {"type": "integer"},
+        "offset": {"type": "integer"},
+    },
+    "required": ["memories", "total", "limit", "offset"],
+}
+READ_ONLY = {"readOnlyHint": True, "openWorldHint": False}
+
+
+# --- Helpers --------------------------------------------------------------------------------
+
+
+def _json_text(data: Any) -> str:
+    return json.dumps(data, ensure_ascii=False)
+
+
+def _structured(data: dict) -> ToolOutput:
+    return ToolOutput(text=_json_text(data), structured=data)
+
+
+def _page(memories: list[Memory], total: int, limit: int, offset: int) -> ToolOutput:
+    return _structured(
+        {
+            "memories": [memory_to_dict(m) for m in memories],
+            "total": total,
+            "limit": limit,
+            "offset": offset,
+        }
+    )
+
+
+def _tag(value: str | None) -> str | None:
+    if value is None or not value.strip():
+        return None
+    return normalize_tag(value)
+
+
+def _priority(value: str | None) -> int | None:
+    return None if value is None else Priority.from_name(value).value
+
+
+WITHIN = re.compile(r"(\d+)\s*([smhdw]?)")
+WITHIN_UNITS = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
+
+
+def parse_within(value: str | int) -> timedelta:
+    """`within` as seconds (3600 or "3600") or with a unit: 30m, 24h, 7d, 2w."""
+    if isinstance(value, int):
+        seconds = value
+    else:
+        match = WITHIN.fullmatch(value.strip().lower())
+        if match is None:
+            raise ToolError(
+                f"within: use seconds (3600) or a number with a unit: 30m, 24h, 7d, 2w; "
+                f"got {value[:50]!r}."
+            )
+        seconds = int(match.group(1)) * WITHIN_UNITS[match.group(2)]
+    if seconds < 1 or seconds > 100 * 365 * 86400:
+        raise ToolError("within: must be between 1 second and 100 years.")
+    return timedelta(seconds=seconds)
+
+
+def _memory_by_key(*, mind: Mind, category: str, key: str) -> Memory:
+    # Scoped by the caller's mind like every selector: another mind's key is "not found".
+    memory = Memory.objects.filter(mind=mind, category=category, key=key).first()
+    if memory is None:
+        raise Http404(f'No memory with category "{category}" and key "{key}" in this mind.')
+    return memory
+
+
+# --- Tools ----------------------------------------------------------------------------------
+
+
+def recall_tool(ctx: ToolContext, args: dict) -> ToolOutput:
+    selection = recall_selection(
+        mind=ctx.mind,
+        category=args.get("category"),
+        tag=_tag(args.get("tag")),
+        now=ctx.now,
+    )
+    return ToolOutput(text=recall_render_text(selection=selection, budget=args.get("budget")))
+
+
+def remember_tool(ctx: ToolContext, args: dict) -> ToolOutput:
+    result = services.memory_upsert(
+        mind=ctx.mind,
+        actor=ctx.actor,
+        category=args["category"],
+        content=args["content"],
+        key=args.get("key"),
+        tags=args.get("tags"),
+        priority=args.get("priority"),
+        confidence=args.get("confidence"),
+        expires_at=args.get("expires_at", services.UNSET),
+        now=ctx.now,
+    )
+    return _structured(
+        {**memory_to_dict(result.memory), "action": result.action, "warnings": result.warnings}
+    )
+
+
+def search_tool(ctx: ToolContext, args: dict) -> ToolOutput:
+    q = args["q"]
+    try:
+        page = memory_search(
+            mind=ctx.mind,
+            q=q,
+            tag=_tag(args.get("tag")),
+            category=args.get("category"),
+            limit=args.get("limit", SEARCH_DEFAULT),
+            now=ctx.now,
+        )
+    except SearchQueryError as exc:
+        raise ToolError(f"q: {exc}") from None
+    results = [
+        {**memory_to_dict(hit.memory), "score": hit.score, "snippet": hit.snippet}
+        for hit in page.hits
+    ]
+    return _structured({"query": q, "results": results, "total": page.total})
+
+
+def forget_tool(ctx: ToolContext, args: dict) -> ToolOutput:
+    memory_id, category, key = args.get("id"), args.get("category"), args.get("key")
+    if memory_id is not None and (category is not None or key is not None):
+        raise ToolError("Give either id, or category and key, not both.")
+    if memory_id is not None:
+        memory = selectors.memory_get(mind=ctx.mind, memory_id=memory_id)
+    elif category is not None and key is not None:
+        memory = _memory_by_key(mind=ctx.mind, category=category, key=key)
+    else:
+        raise ToolError("Say which memory: its id (mem_…), or its category and key.")
+    services.memory_delete(memory=memory, actor=ctx.actor, now=ctx.now)
+    return _structured(
+        {"deleted": True, "id": memory.id, "category": memory.category, "key": memory.key}
+    )
+
+
+def list_tool(ctx: ToolContext, args: dict) -> ToolOutput:
+    limit, offset = args.get("limit", LIST_DEFAULT), args.get("offset", 0)
+    memories, total = selectors.memory_list(
+        mind=ctx.mind,
+        category=args.get("category"),
+        tag=_tag(args.get("tag")),
+        priority=_priority(args.get("priority")),
+        verified=args.get("verified"),
+        limit=limit,
+        offset=offset,
+        now=ctx.now,
+    )
+    return _page(memories, total, limit, offset)
+
+
+def by_tag_tool(ctx: ToolContext, args: dict) -> ToolOutput:
+    tag = _tag(args["tag"])
+    if tag is None:
+        raise ToolError("tag: may not be empty.")
+    limit, offset = args.get("limit", LIST_DEFAULT), args.get("offset", 0)
+    memories, total = selectors.memory_list(
+        mind=ctx.mind, tag=tag, limit=limit, offset=offset, now=ctx.now
+    )
+    return _page(memories, total, limit, offset)
+
+
+def expiring_tool(ctx: ToolContext, args: dict) -> ToolOutput:
+    within = parse_within(args.get("within", "7d"))
+    limit, offset = args.get("limit", LIST_DEFAULT), args.get("offset", 0)
+    soon = Memory.objects.filter(
+        mind=ctx.mind, expires_at__gt=ctx.now, expires_at__lte=ctx.now + within
+    )
+    total = soon.count()
+    memories = list(soon.order_by("expires_at", "id")[offset : offset + limit]) if total else []
+    return _page(memories, total, limit, offset)
+
+
+TOOLS: dict[str, Tool] = {
+    tool.name: tool
+    for tool in [
+        Tool(
+            name="recall",
+            title="Recall memories",
+            description=(
+                "Load what you know about the user and your shared work: identity, "
+                "preferences, facts, project state, skills, past mistakes, context, notes. "
+                "Call recall at the start of every session, before your first answer, and "
+                "again when the conversation moves to another topic (narrow with category or "
+                "tag). Returns plain text, most important first (critical, high, normal, "
+                "low; then most recently updated). `budget` caps the answer at about that "
+                "many tokens: critical memories always stay, the rest is cut from the lowest "
+                "priority up and the left-out keys are named at the end (find them with "
+                "search). Entries marked [unverified] were stored by an agent and not yet "
+                "confirmed by the user."
+            ),
+            input_schema=_object(
+                {
+                    "budget": {
+                        "type": "integer",
+                        "minimum": 1,
+                        "description": "Token budget (about 4 characters a token). "
+                        "Omit for everything.",
+                    },
+                    "category": {**CATEGORY, "description": "Only this category."},
+                    "tag": {**TAG, "description": "Only memories with this tag."},
+                }
+            ),
+            handler=recall_tool,
+            annotations=READ_ONLY,
+        ),
+        Tool(
+            name="remember",
+            title="Remember something",
+            description=(
+                "Store something worth knowing in a later session: who the user is, how "
+                "they like things done, facts, the state of a project, a skill, a mistake "
+                "not to repeat. Call it as soon as you learn something durable; do not "
+                "store secrets (passwords, API keys) or one-off chatter. Storing the same "
+                "category + key again updates that memory in place instead of adding a "
+                "duplicate, so reuse a key to correct or extend what you know (the answer's "
+                "`action` says created or updated). Use stable snake_case keys prefixed with "
+                "the category, e.g. preference_code_style. What you store is unverified "
+                "until the user confirms it in the dashboard; you cannot verify it yourself."
+            ),
+            input_schema=_object(
+                {
+                    "category": CATEGORY,
+                    "content": {
+                        "type": "string",
+                        "minLength": 1,
+                        "maxLength": MAX_CONTENT_LENGTH,
+                        "description": "The memory itself, a self-contained statement.",
+                    },
+                    "key": {
+                        "type": "string",
+                        "minLength": 1,
+                        "maxLength": MAX_KEY_LENGTH,
+                        "pattern": r"^\S+$",
+                        "description": "Stable identifier within the category, no spaces, "
+                        "e.g. preference_code_style. Omit to derive one from the content.",
+                    },
+                    "tags": {
+                        "type": "array",
+                        "items": TAG,
+                        "maxItems": MAX_TAGS,
+                        "description": 'Topics to find it by, e.g. ["docker", "work"].',
+                    },
+                    "priority": {
+                        **PRIORITY,
+                        "description": f"Default normal; {PRIORITY['description']}",
+                    },
+                    "confidence": {
+                        "type": "number",
+                        "minimum": 0,
+                        "maximum": 1,
+                        "description": "How sure you are, 0.0 to 1.0 (default 0.7).",
+                    },
+                    "expires_at": {
+                        "type": ["string", "number", "null"],
+                        "description": "When it stops being true: ISO-8601 "
+                        "(2026-12-31T23:59:00Z) or Unix epoch seconds; null removes an expiry. "
+                        "Use it for temporary context.",
+                    },
+                },
+                required=("category", "content"),
+            ),
+            handler=remember_tool,
+            annotations={
+                "readOnlyHint": False,
+                "destructiveHint": True,  # an existing memory with that key is overwritten
+                "idempotentHint": True,
+                "openWorldHint": False,
+            },
+            output_schema={
+                "type": "object",
+                "properties": {
+                    **MEMORY_OUTPUT["properties"],
+                    "action": {"type": "string", "enum": ["created", "updated"]},
+                    "warnings": {"type": "array", "items": {"type": "string"}},
+                },
+                "required": [*MEMORY_OUTPUT["required"], "action", "warnings"],
+            },
+        ),
+        Tool(
+            name="search",
+            title="Search memories",
+            description=(
+                "Find memories about something specific, best match first. Call it before "
+                "asking the user something they may have told you already, and when recall "
+                "named keys it left out. Full-text over content, key and tags: any of the "
+                "words may match, case and accents are ignored and English word forms match "
+                '("deploying" finds "deployed"); "a phrase" must appear as written, '
+                "prefix* matches a prefix, -word excludes. Each result has a score and a "
+                "snippet with the matched words marked «like this»."
+            ),
+            input_schema=_object(
+                {
+                    "q": {
+                        "type": "string",
+                        "minLength": 1,
+                        "maxLength": 1000,
+                        "description": "What to look for, in plain words.",
+                    },
+                    "tag": {**TAG, "description": "Only memories with this tag."},
+                    "category": {**CATEGORY, "description": "Only this category."},
+                    "limit": _limit(SEARCH_DEFAULT, SEARCH_MAX_LIMIT),
+                },
+                required=("q",),
+            ),
+            handler=search_tool,
+            annotations=READ_ONLY,
+            output_schema={
+                "type": "object",
+                "properties": {
+                    "query": {"type": "string"},
+                    "results": {"type": "array", "items": MEMORY_OUTPUT},
+                    "total": {"type": "integer"},
+                },
+                "required": ["query", "results", "total"],
+            },
+        ),
+        Tool(
+            name="forget",
+            title="Forget a memory",
+            description=(
+                "Delete a memory that is wrong, obsolete, or that the user asked you to "
+                "forget. Name it by id (mem_…), or by category and key. To correct a memory, "
+                "prefer remember with the same category and key. You cannot undo a delete "
+                "(the user can restore it from its history in the dashboard)."
+            ),
+            input_schema=_object(
+                {
+                    "id": {"type": "string", "pattern": "^mem_", "description": "mem_…"},
+                    "category": {**CATEGORY, "description": "With key: the memory's category."},
+                    "key": {
+                        "type": "string",
+                        "minLength": 1,
+                        "maxLength": MAX_KEY_LENGTH,
+                        "description": "With category: the memory's key.",
+                    },
+                }
+            ),
+            handler=forget_tool,
+            annotations={
+                "readOnlyHint": False,
+                "destructiveHint": True,
+                "idempotentHint": True,
+                "openWorldHint": False,
+            },
+            output_schema={
+                "type": "object",
+                "properties": {
+                    "deleted": {"type": "boolean"},
+                    "id": {"type": "string"},
+                    "category": {"type": "string"},
+                    "key": {"type": "string"},
+                },
+                "required": ["deleted", "id"],
+            },
+        ),
+        Tool(
+            name="list_memories",
+            title="List memories",
+            description=(
+                "Page through stored memories with exact filters, most recently updated "
+                "first. Use it to review or tidy up what is stored (e.g. all unverified "
+                "high-priority ones); for the start-of-session overview use recall, to "
+                "answer a question use search. Expired memories are not listed."
+            ),
+            input_schema=_object(
+                {
+                    "category": CATEGORY,
+                    "tag": {**TAG, "description": "Only memories with this tag."},
+                    "priority": PRIORITY,
+                    "verified": {
+                        "type": "boolean",
+                        "description": "true: confirmed by the user; false: not yet.",
+                    },
+                    "limit": _limit(LIST_DEFAULT, LIST_MAX),
+                    "offset": OFFSET,
+                }
+            ),
+            handler=list_tool,
+            annotations=READ_ONLY,
+            output_schema=LIST_OUTPUT,
+        ),
+        Tool(
+            name="memories_by_tag",
+            title="Memories with a tag",
+            description=(
+                "All memories carrying one tag (case-insensitive), most recently updated "
+                "first. Use it when a topic has a tag, e.g. a project name or 'docker'."
+            ),
+            input_schema=_object(
+                {"tag": TAG, "limit": _limit(LIST_DEFAULT, LIST_MAX), "offset": OFFSET},
+                required=("tag",),
+            ),
+            handler=by_tag_tool,
+            annotations=READ_ONLY,
+            output_schema=LIST_OUTPUT,
+        ),
+        Tool(
+            name="expiring",
+            title="Memories about to expire",
+            description=(
+                "Memories whose expiry falls between now and now + within, soonest first. "
+                "Use it to renew what is still true (remember it again with a later "
+                "expires_at) before it drops out of recall."
+            ),
+            input_schema=_object(
+                {
+                    "within": {
+                        "type": ["string", "integer"],
+                        "default": "7d",
+                        "description": "Seconds (3600), or a number with a unit: 30m, 24h, "
+                        "7d, 2w. Default 7d.",
+                    },
+                    "limit": _limit(LIST_DEFAULT, LIST_MAX),
+                    "offset": OFFSET,
+                }
+            ),
+            handler=expiring_tool,
+            annotations=READ_ONLY,
+            output_schema=LIST_OUTPUT,
+        ),
+    ]
+}
+
+VALIDATORS = {name: Draft202012Validator(tool.input_schema) for name, tool in TOOLS.items()}
+
+
+def _where(error) -> str:
+    path = ".".join(str(part) for part in error.absolute_path)
+    return f"{path}: " if path else ""
+
+
+def _argument_errors(name: str, arguments: dict) -> list[str]:
+    errors = sorted(VALIDATORS[name].iter_errors(arguments), key=lambda e: list(e.absolute_path))
+    messages = []
+    for error in errors[:5]:
+        if error.validator == "enum":
+            allowed = ", ".join(str(v) for v in error.validator_value)
+            messages.append(f"{_where(error)}must be one of: {allowed}.")
+        else:
+            messages.append(f"{_where(error)}{error.message}.")
+    return messages
+
+
+def _flatten(detail: Any, prefix: str = "") -> list[str]:
+    if isinstance(detail, dict):
+        return [m for key, value in detail.items() for m in _flatten(value, f"{key}: ")]
+    if isinstance(detail, list):
+        return [m for item in detail for m in _flatten(item, prefix)]
+    return [f"{prefix}{detail}"]
+
+
+def _error_result(message: str) -> dict:
+    return {"content": [{"type": "text", "text": message}], "isError": True}
+
+
+def tool_call(ctx: ToolContext, name: str, arguments: dict) -> dict:
+    """Run one tool for `ctx`'s mind: a `tools/call` result, `isError` on refusal.
+
+    Unknown names are the caller's business (a protocol error); anything unexpected is left
+    to propagate, so a bug is logged as one instead of being dressed up as a tool error.
+    """
+    tool = TOOLS[name]
+    problems = _argument_errors(name, arguments)
+    if problems:
+        return _error_result(f"Invalid arguments for {name}: " + " ".join(problems))
+    try:
+        output = tool.handler(ctx, arguments)
+    except ToolError as exc:
+        return _error_result(str(exc))
+    except ValidationError as exc:
+        return _error_result(" ".join(_flatten(exc.detail)))
+    except Http404 as exc:
+        return _error_result(str(exc) or NOT_FOUND)
+    except APIException as exc:  # a conflict or a refusal the API would answer with a 4xx
+        return _error_result(" ".join(_flatten(exc.detail)))
+    result: dict = {"content": [{"type": "text", "text": output.text}], "isError": False}
+    if output.structured is not None:
+        result["structuredContent"] = output.structured
+    return result
+
+
+# --- Resources ------------------------------------------------------------------------------
+
+RECALL_URI = "synapse://recall"
+MEMORY_URI_TEMPLATE = "synapse://memory/{id}"
+
+
+class ResourceNotFound(Exception):
+    pass
+
+
+def resource_list(ctx: ToolContext) -> list[dict]:
+    return [
+        {
+            "uri": RECALL_URI,
+            "name": "recall",
+            "title": f"Recall: {ctx.mind.name}",
+            "description": "The mind's memories as text for your context, most important "
+            "first (the same text as the recall tool). Query parameters budget, category "
+            "and tag work as for the tool, e.g. synapse://recall?budget=500.",
+            "mimeType": "text/plain",
+        }
+    ]
+
+
+def resource_templates() -> list[dict]:
+    return [
+        {
+            "uriTemplate": MEMORY_URI_TEMPLATE,
+            "name": "memory",
+            "title": "One memory",
+            "description": "One memory of this mind as JSON, by id (mem_…).",
+            "mimeType": "application/json",
+        }
+    ]
+
+
+def resource_read(ctx: ToolContext, uri: str) -> list[dict]:
+    """The contents of `uri`; raises ResourceNotFound (or ToolError for bad parameters)."""
+    parts = urlsplit(uri)
+    if parts.scheme != "synapse":
+        raise ResourceNotFound(uri)
+    if parts.netloc == "recall" and parts.path in ("", "/"):
+        params = {k: v[-1] for k, v in parse_qs(parts.query).items()}
+        unknown = set(params) - {"budget", "category", "tag"}
+        if unknown:
+            raise ToolError(f"Unknown recall parameters: {', '.join(sorted(unknown))}.")
+        args: dict[str, Any] = dict(params)
+        if "budget" in args:
+            args["budget"] = int(args["budget"]) if args["budget"].isdigit() else args["budget"]
+        problems = _argument_errors("recall", args)
+        if problems:
+            raise ToolError(" ".join(problems))
+        text = recall_tool(ctx, args).text
+        return [{"uri": uri, "mimeType": "text/plain", "text": text}]
+    if parts.netloc == "memory" and parts.path.strip("/").startswith("mem_"):
+        try:
+            memory = selectors.memory_get(mind=ctx.mind, memory_id=parts.path.strip("/"))
+        except Http404:
+            raise ResourceNotFound(uri) from None
+        text = _json_text(memory_to_dict(memory))
+        return [{"uri": uri, "mimeType": "application/json", "text": text}]
+    raise ResourceNotFound(uri)

@@ -1,0 +1,168 @@
+"""POST /mcp: MCP's streamable HTTP transport in JSON-response mode.
+
+A plain Django view rather than the `mcp` package's server: that one is an ASGI app with
+long-lived streams and in-memory sessions, which fits neither sync gunicorn workers nor
+several workers sharing no memory. Every answer here is one JSON body (never SSE), so any
+worker can serve any request.
+
+- POST: one JSON-RPC message or a batch. Requests get 200 with the response (or the list of
+  responses); a body of only notifications/responses gets 202 with no body.
+- GET (the server-to-client stream) and DELETE (session end): 405, as the transport allows
+  for a server without streams or sessions. No `Mcp-Session-Id` is issued; one sent is
+  ignored.
+- Authentication: `Authorization: Bearer mk_…` (the mind's key) only. A person's JWT is
+  refused: the tools write as the mind's agent (unverified, source "agent"), and people use
+  the dashboard or the REST API. Missing or bad credentials: 401 with `WWW-Authenticate`.
+- The per-credential throttle of the REST API applies (one bucket per mind, shared with the
+  REST API; a batch counts once): 429 with `Retry-After`.
+- `MCP-Protocol-Version`, when sent, must be a version this server speaks: 400 otherwise.
+- DNS rebinding (the reason the transport asks servers to check `Origin`) is stopped by
+  ALLOWED_HOSTS; and since the only credential is a bearer token a browser never attaches
+  by itself, a page from another origin cannot act with it. So Origin is not checked.
+- Errors at the HTTP level carry a JSON-RPC error body (id null) whose `data` holds the
+  API's usual {"error", "detail"}, so MCP clients can show the reason.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from types import SimpleNamespace
+
+from django.core.exceptions import RequestDataTooBig
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.views.decorators.csrf import csrf_exempt
+
+from mcp_server import protocol
+from mcp_server.tools import ToolContext
+from minds.authentication import MindAgent, bearer_token
+from minds.models import MIND_KEY_PREFIX, Mind
+from synapse_site.throttling import CredentialRateThrottle
+
+REALM = 'Bearer realm="synapse"'
+VERSION_HEADER = "MCP-Protocol-Version"
+
+
+def _http_error(
+    status: int,
+    code: str,
+    detail: str,
+    *,
+    rpc_code: int = protocol.INVALID_REQUEST,
+    headers: dict[str, str] | None = None,
+    data: dict | None = None,
+) -> JsonResponse:
+    body = protocol.error_response(
+        None, rpc_code, detail, {"error": code, "detail": detail, **(data or {})}
+    )
+    response = JsonResponse(body, status=status, json_dumps_params={"ensure_ascii": False})
+    for name, value in (headers or {}).items():
+        response[name] = value
+    return response
+
+
+def _unauthorized(detail: str, *, token_sent: bool) -> JsonResponse:
+    # RFC 6750: `invalid_token` once a token was sent; header values stay ASCII.
+    challenge = REALM
+    if token_sent:
+        challenge += ', error="invalid_token", error_description="' + detail + '"'
+    return _http_error(401, "not_authenticated", detail, headers={"WWW-Authenticate": challenge})
+
+
+def _authenticate(request: HttpRequest) -> MindAgent | JsonResponse:
+    token = bearer_token(request)
+    if token is None:
+        return _unauthorized(
+            "Send the mind's key as Authorization: Bearer mk_...", token_sent=False
+        )
+    if not token.startswith(MIND_KEY_PREFIX):
+        return _unauthorized(
+            "The MCP endpoint takes a Mind Key (mk_...), not a person's login token.",
+            token_sent=True,
+        )
+    mind = Mind.objects.for_key(token)
+    if mind is None:
+        return _unauthorized(
+            "This Mind Key is not valid: it may have been rotated or revoked.", token_sent=True
+        )
+    return MindAgent(mind=mind)
+
+
+def _throttled(request: HttpRequest, agent: MindAgent) -> JsonResponse | None:
+    throttle = CredentialRateThrottle()
+    # The throttle reads only `.user` and `.META` of a request.
+    if throttle.allow_request(SimpleNamespace(user=agent, META=request.META), None):
+        return None
+    wait = throttle.wait()
+    retry_after = max(1, math.ceil(wait)) if wait is not None else 60
+    return _http_error(
+        429,
+        "rate_limited",
+        f"Too many requests for this Mind Key; retry in {retry_after} s.",
+        headers={"Retry-After": str(retry_after)},
+        data={"retry_after": retry_after},
+    )
+
+
+def _media_type(value: str) -> str:
+    return value.split(";", 1)[0].strip().lower()
+
+
+def _accepts_json(accept: str) -> bool:
+    if not accept.strip():
+        return True
+    types = {_media_type(part) for part in accept.split(",")}
+    return bool(types & {"application/json", "application/*", "*/*"})
+
+
+@csrf_exempt
+def mcp_endpoint(request: HttpRequest) -> HttpResponse:
+    if request.method != "POST":
+        return _http_error(
+            405,
+            "method_not_allowed",
+            "This MCP endpoint takes POST only (no server-sent event stream, no sessions).",
+            headers={"Allow": "POST"},
+        )
+
+    agent = _authenticate(request)
+    if isinstance(agent, JsonResponse):
+        return agent
+    refused = _throttled(request, agent)
+    if refused is not None:
+        return refused
+
+    if not _accepts_json(request.headers.get("Accept", "")):
+        return _http_error(406, "not_acceptable", "Accept application/json: answers are JSON.")
+    if _media_type(request.content_type or "") != "application/json":
+        return _http_error(
+            415, "unsupported_media_type", "Send the JSON-RPC message as application/json."
+        )
+    version = request.headers.get(VERSION_HEADER)
+    if version is not None and version.strip() not in protocol.SUPPORTED_VERSIONS:
+        supported = list(protocol.SUPPORTED_VERSIONS)
+        return _http_error(
+            400,
+            "unsupported_protocol_version",
+            f"{VERSION_HEADER} {version[:40]!r} is not spoken here; "
+            f"supported: {', '.join(supported)}.",
+            rpc_code=protocol.UNSUPPORTED_PROTOCOL_VERSION,
+            data={"supported": supported, "requested": version[:40]},
+        )
+
+    try:
+        payload = json.loads(request.body)
+    except RequestDataTooBig:
+        return _http_error(413, "payload_too_large", "The request body is too large.")
+    except (ValueError, RecursionError) as exc:
+        return _http_error(
+            400,
+            "parse_error",
+            f"Parse error: the body is not valid JSON ({str(exc)[:200]}).",
+            rpc_code=protocol.PARSE_ERROR,
+        )
+
+    answer = protocol.handle_payload(ToolContext(agent=agent), payload)
+    if answer is None:
+        return HttpResponse(status=202)
+    return JsonResponse(answer, safe=False, json_dumps_params={"ensure_ascii": False})
