@@ -32,12 +32,13 @@ def _expiring(now: datetime, prefix: str = "") -> Q:
 
 
 def mind_list_for_owner(*, owner, now: datetime | None = None) -> QuerySet[Mind]:
-    """The owner's minds with `total`, `unverified` (not expired) and `expiring` counts."""
+    """The owner's minds with `total`, `expired`, `unverified` (not expired), `expiring`."""
     now = now or timezone.now()
     return (
         Mind.objects.owned_by(owner)
         .annotate(
             total=Count("memories"),
+            expired=Count("memories", filter=Q(memories__expires_at__lte=now)),
             unverified=Count(
                 "memories", filter=Q(memories__verified=False) & _live(now, "memories__")
             ),

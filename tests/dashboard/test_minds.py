@@ -25,10 +25,10 @@ def test_list_shows_own_minds_with_counts(web, mind, stranger_mind):
     assert response.status_code == 200
     [row] = response.context["minds"]
     assert row.pk == mind.pk
-    assert (row.total, row.unverified, row.expiring) == (4, 2, 1)
+    assert (row.total, row.expired, row.unverified, row.expiring) == (4, 1, 2, 1)
     html = response.content.decode()
     assert "Olive&#x27;s Mind" in html and "Stranger" not in html
-    assert "2 to review" in html
+    assert "2 to review" in html and "(1 expired)" in html
 
 
 def test_empty_list_invites_to_create(other_web):
