@@ -406,10 +406,11 @@ class MemoryViewSet(viewsets.GenericViewSet):
     )
     @action(detail=True, methods=["get"])
     def related(self, request, id: str):
-        memory = self._memory(request, id)
+        mind = mind_for_request(request)
+        memory = selectors.memory_get(mind=mind, memory_id=id)
         limit, offset, include_expired = _page_params(request.query_params)
         memories, total = selectors.memory_related(
-            mind=memory.mind,
+            mind=mind,
             memory=memory,
             include_expired=include_expired,
             limit=limit,

@@ -763,6 +763,35 @@ def memory_upsert_many(
     return outcomes  # type: ignore[return-value]  # every slot is filled above
 
 
+def mind_import(
+    *, mind: Mind, actor: Actor, records: list[Any], now: datetime | None = None
+) -> list[UpsertResult | ItemRefused]:
+    """Store the memories of an export (`GET /mind/export?format=json`) into `mind`.
+
+    Each record is upserted by (category, key) like a sync item, in one transaction; its
+    `id` and `mind_id` are not kept (ids are per mind and new). A person restoring keeps
+    each memory's source and verification; an agent's import is stored as any agent write
+    (agent or tool, unverified).
+    """
+    items = [
+        {name: value for name, value in record.items() if name not in ("id", "mind_id")}
+        if isinstance(record, dict)
+        else record
+        for record in records
+    ]
+    outcomes: list[UpsertResult | ItemRefused] = []
+    with transaction.atomic():
+        for start in range(0, len(items), SYNC_MAX_ITEMS):
+            outcomes += memory_upsert_many(
+                mind=mind,
+                actor=actor,
+                items=items[start : start + SYNC_MAX_ITEMS],
+                keep_provenance=True,
+                now=now,
+            )
+    return outcomes
+
+
 def _insert_new(memories: list[Memory], *, actor: Actor, now: datetime) -> None:
     """INSERT new memories with their tag rows and `create` audit rows, a batch at a time."""
     Memory.objects.bulk_create(memories)

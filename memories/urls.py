@@ -1,6 +1,7 @@
 from django.urls import re_path
 
 from memories.api import MemoryViewSet
+from memories.export_api import MindExportView, MindImportView
 from memories.recall_api import RecallView
 from memories.search.api import MemorySearchView
 from synapse_site.routers import OptionalSlashRouter
@@ -11,5 +12,7 @@ router.register("memory", MemoryViewSet, basename="memory")
 urlpatterns = [
     re_path(r"^memory/recall/?$", RecallView.as_view(), name="memory-recall"),
     re_path(r"^memory/search/?$", MemorySearchView.as_view(), name="memory-search"),
+    re_path(r"^mind/export/?$", MindExportView.as_view(), name="mind-export"),
+    re_path(r"^mind/import/?$", MindImportView.as_view(), name="mind-import"),
     *router.urls,
 ]

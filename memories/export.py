@@ -1,0 +1,97 @@
+"""A mind's memories as one JSON document or a CSV table, streamed row by row.
+
+Both hold every memory of the mind, expired ones included and marked (`"expired": true`),
+ordered by category then key. JSON is the lossless form `POST /mind/import` reads back;
+CSV is for spreadsheets: one row per memory under a header row, tags joined by ", "
+(a tag that itself holds a comma cannot be told apart there: use JSON to round-trip).
+
+Rows are read with `.iterator()` in chunks and written as they come, so an export of any
+size takes a constant amount of memory on the server.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from collections.abc import Iterator
+from datetime import datetime
+
+from memories.models import Memory
+from memories.serialization import iso, memory_to_dict
+from minds.models import Mind
+
+FORMATS = ["json", "csv"]
+CHUNK = 500
+EXPORT_VERSION = 1
+CSV_COLUMNS = (
+    "id",
+    "category",
+    "key",
+    "content",
+    "tags",
+    "priority",
+    "source",
+    "verified",
+    "confidence",
+    "expires_at",
+    "expired",
+    "created_at",
+    "updated_at",
+    "verified_at",
+    "verified_by",
+)
+TAG_SEPARATOR = ", "
+
+
+def _memories(mind: Mind) -> Iterator[Memory]:
+    return Memory.objects.filter(mind=mind).order_by("category", "key").iterator(CHUNK)
+
+
+def export_record(memory: Memory, *, now: datetime) -> dict:
+    return {**memory_to_dict(memory), "expired": memory.is_expired(now)}
+
+
+def export_filename(mind: Mind, *, output: str, now: datetime) -> str:
+    return f"synapse-{mind.pk}-{now:%Y%m%d-%H%M%S}.{output}"
+
+
+def export_json(*, mind: Mind, now: datetime) -> Iterator[str]:
+    """`{"synapse_export": 1, "mind": {…}, "exported_at": …, "memories": […], "total": N}`."""
+    head = {
+        "synapse_export": EXPORT_VERSION,
+        "mind": {
+            "id": mind.pk,
+            "name": mind.name,
+            "description": mind.description,
+            "created_at": iso(mind.created_at),
+        },
+        "exported_at": iso(now),
+    }
+    yield json.dumps(head, ensure_ascii=False)[:-1] + ', "memories": ['
+    total = 0
+    lines: list[str] = []
+    for memory in _memories(mind):
+        separator = ",\n" if total else "\n"
+        lines.append(separator + json.dumps(export_record(memory, now=now), ensure_ascii=False))
+        total += 1
+        if len(lines) >= CHUNK:
+            yield "".join(lines)
+            lines = []
+    yield "".join(lines) + f'\n], "total": {total}}}\n'
+
+
+def export_csv(*, mind: Mind, now: datetime) -> Iterator[str]:
+    """A header row, then one row per memory (RFC 4180 quoting: commas, quotes, newlines)."""
+    buffer = io.StringIO()
+    writer = csv.writer(buffer)
+    writer.writerow(CSV_COLUMNS)
+    for count, memory in enumerate(_memories(mind), start=1):
+        record = export_record(memory, now=now)
+        record["tags"] = TAG_SEPARATOR.join(record["tags"])
+        writer.writerow(["" if record[c] is None else record[c] for c in CSV_COLUMNS])
+        if count % CHUNK == 0:
+            yield buffer.getvalue()
+            buffer.seek(0)
+            buffer.truncate()
+    yield buffer.getvalue()

@@ -1,0 +1,74 @@
+"""GET /mind/export (JSON or CSV, streamed) and POST /mind/import (a JSON export)."""
+
+from __future__ import annotations
+
+from django.http import StreamingHttpResponse
+from django.utils import timezone
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
+from rest_framework import serializers, status
+from rest_framework.exceptions import ValidationError
+from rest_framework.views import APIView
+
+from memories import services
+from memories.api import IDEMPOTENCY_PARAM, MIND_PARAM, SYNC_ANSWER, sync_answer
+from memories.export import FORMATS, export_csv, export_filename, export_json
+from memories.idempotency import idempotent
+from memories.params import param_choice
+from minds.scoping import mind_for_request
+
+CONTENT_TYPES = {"json": "application/json", "csv": "text/csv; charset=utf-8"}
+
+
+class MindExportView(APIView):
+    @extend_schema(
+        summary="Every memory of the mind, expired ones included and marked",
+        description=(
+            "JSON (default): {synapse_export, mind, exported_at, memories: [memory + expired], "
+            "total}; POST /mind/import reads it back. CSV: a header row, one row per memory, "
+            "tags joined by ', '."
+        ),
+        parameters=[OpenApiParameter("format", str, enum=FORMATS), MIND_PARAM],
+        responses={200: OpenApiTypes.BINARY},
+    )
+    def get(self, request):
+        output = param_choice(request.query_params, "format", FORMATS) or "json"
+        mind = mind_for_request(request)
+        now = timezone.now()
+        render = export_json if output == "json" else export_csv
+        response = StreamingHttpResponse(
+            render(mind=mind, now=now), content_type=CONTENT_TYPES[output]
+        )
+        filename = export_filename(mind, output=output, now=now)
+        response["Content-Disposition"] = f'attachment; filename="{filename}"'
+        return response
+
+
+class MindImportView(APIView):
+    @extend_schema(
+        summary="Store the memories of a JSON export into this mind (upsert by key)",
+        description=(
+            "A person's import keeps each memory's source and verification; an agent's is "
+            "stored like any agent write (agent or tool, unverified). Answers like "
+            "POST /memory/sync."
+        ),
+        parameters=[MIND_PARAM, IDEMPOTENCY_PARAM],
+        request=inline_serializer(
+            "MindImport", {"memories": serializers.ListField(child=serializers.DictField())}
+        ),
+        responses=SYNC_ANSWER,
+    )
+    def post(self, request):
+        mind = mind_for_request(request)
+        actor = services.actor_for_request(request)
+
+        def restore() -> tuple[int, dict]:
+            records = request.data.get("memories") if isinstance(request.data, dict) else None
+            if not isinstance(records, list):
+                raise ValidationError(
+                    {"memories": ["Required: the JSON of GET /mind/export, with its memories."]}
+                )
+            outcomes = services.mind_import(mind=mind, actor=actor, records=records)
+            return status.HTTP_200_OK, sync_answer(outcomes)
+
+        return idempotent(request, mind=mind, endpoint="mind.import", handler=restore)

@@ -1,0 +1,43 @@
+"""Small helpers shared by the memory endpoint tests."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from memories.models import Memory
+from memories.services import Actor, memory_upsert
+
+AGENT = Actor(kind="agent", name="mk_test")
+PERSON = Actor(kind="user", name="owner@example.com")
+
+
+def remember(
+    mind, key: str, content: str = "x", *, now: datetime | None = None, **fields
+) -> Memory:
+    """Store a memory through the service, as an agent unless `actor=` says otherwise."""
+    fields.setdefault("category", "fact")
+    fields.setdefault("actor", AGENT)
+    return memory_upsert(mind=mind, key=key, content=content, now=now, **fields).memory
+
+
+def ids(body: dict) -> list[str]:
+    return [m["id"] for m in body["memories"]]
+
+
+def assert_invalid(response, field: str) -> dict:
+    """A 400 in the contract's error shape, naming `field`."""
+    assert response.status_code == 400, response.content
+    body = response.json()
+    assert body["error"] == "invalid"
+    assert field in body["fields"], body
+    return body
+
+
+def assert_isolated(path: str, *, mind, stranger_agent, other_human) -> None:
+    """The stranger's agent sees nothing of `mind`; a person naming a mind not theirs gets 404."""
+    theirs = stranger_agent.get(path)
+    assert theirs.status_code in (200, 404), theirs.content
+    if theirs.status_code == 200:
+        assert mind.pk not in theirs.content.decode()
+    separator = "&" if "?" in path else "?"
+    assert other_human.get(f"{path}{separator}mind={mind.pk}").status_code == 404

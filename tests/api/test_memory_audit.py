@@ -1,0 +1,65 @@
+"""GET /memory/audit: who did what to which memory, when, with the previous values."""
+
+from __future__ import annotations
+
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+
+from tests.api.memory_helpers import assert_invalid, assert_isolated
+
+
+def test_audit_lists_entries_newest_first_with_old_values(agent, human, owner, owner_mind):
+    stored = agent.post(
+        "/memory", {"category": "fact", "key": "k", "content": "one"}, format="json"
+    ).json()
+    agent.put(f"/memory/{stored['id']}", {"content": "two"}, format="json")
+    human.post(f"/memory/{stored['id']}/verify")
+    human.delete(f"/memory/{stored['id']}")
+    body = agent.get("/memory/audit").json()
+    assert set(body) == {"entries", "total"}
+    assert body["total"] == 4
+    assert [e["action"] for e in body["entries"]] == ["delete", "verify", "update", "create"]
+    update = body["entries"][2]
+    assert update["memory_id"] == stored["id"]
+    assert update["key"] == "k" and update["category"] == "fact"
+    assert update["actor"] == owner_mind.key[:11] and update["actor_type"] == "agent"
+    assert update["changes"] == {"content": {"old": "one", "new": "two"}}
+    assert update["at"].endswith("Z")
+    delete = body["entries"][0]
+    assert delete["actor"] == owner.email
+    assert delete["changes"]["content"]["old"] == "two"
+
+
+def test_audit_filters_by_action_and_memory(agent):
+    a = agent.post("/memory", {"category": "fact", "content": "a"}, format="json").json()
+    b = agent.post("/memory", {"category": "fact", "content": "b"}, format="json").json()
+    agent.delete(f"/memory/{a['id']}")
+    deletes = agent.get("/memory/audit?action=DELETE").json()
+    assert [e["memory_id"] for e in deletes["entries"]] == [a["id"]]
+    only_b = agent.get(f"/memory/audit?memory={b['id']}").json()
+    assert [e["action"] for e in only_b["entries"]] == ["create"]
+    page = agent.get("/memory/audit?limit=1&offset=1").json()
+    assert page["total"] == 3 and len(page["entries"]) == 1
+
+
+def test_audit_bad_input_names_the_field(agent):
+    body = assert_invalid(agent.get("/memory/audit?action=explode"), "action")
+    assert "create, update, delete, verify, unverify" in body["fields"]["action"][0]
+    assert_invalid(agent.get("/memory/audit?limit=0"), "limit")
+
+
+def test_audit_query_count(agent):
+    for i in range(15):
+        agent.post("/memory", {"category": "fact", "content": f"c{i}"}, format="json")
+    with CaptureQueriesContext(connection) as ctx:
+        assert agent.get("/memory/audit").json()["total"] == 15
+    assert len(ctx.captured_queries) <= 3
+
+
+def test_audit_isolation(agent, mind, stranger_agent, other_human):
+    stored = agent.post("/memory", {"category": "fact", "content": "mine"}, format="json").json()
+    assert stranger_agent.get("/memory/audit").json() == {"entries": [], "total": 0}
+    assert stranger_agent.get(f"/memory/audit?memory={stored['id']}").json()["total"] == 0
+    assert_isolated(
+        "/memory/audit", mind=mind, stranger_agent=stranger_agent, other_human=other_human
+    )

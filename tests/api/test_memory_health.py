@@ -1,0 +1,58 @@
+"""GET /memory/health: counts, unverified share, expiring soon, stale, and what to look at."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+from django.utils import timezone
+
+from tests.api.memory_helpers import PERSON, assert_isolated, remember
+
+
+def test_health_of_a_tidy_mind_is_ok(agent, mind):
+    remember(mind, "a", actor=PERSON)
+    body = agent.get("/memory/health").json()
+    assert body["status"] == "ok"
+    assert body["attention"] == []
+    assert body["total"] == 1 and body["verified"] == 1 and body["unverified_share"] == 0.0
+
+
+def test_health_names_what_to_look_at(agent, mind):
+    now = timezone.now()
+    critical = remember(mind, "critical", priority="critical")
+    soon = remember(mind, "soon", actor=PERSON, expires_at=now + timedelta(days=2))
+    remember(mind, "later", actor=PERSON, expires_at=now + timedelta(days=30))
+    old = remember(mind, "old", actor=PERSON, now=now - timedelta(days=120))
+    gone = remember(mind, "gone", actor=PERSON, expires_at=now - timedelta(days=1))
+    remember(mind, "plain")
+    body = agent.get("/memory/health").json()
+    assert body["status"] == "attention"
+    assert body["total"] == 6 and body["live"] == 5 and body["expired"] == 1
+    assert body["unverified"] == 2 and body["unverified_share"] == 0.4
+    assert body["expiring_soon"] == 1 and body["stale"] == 1
+    attention = {item["kind"]: item for item in body["attention"]}
+    assert attention["unverified_important"]["ids"] == [critical.pk]
+    assert attention["expiring_soon"]["ids"] == [soon.pk]
+    assert attention["stale"]["ids"] == [old.pk]
+    assert attention["expired"]["ids"] == [gone.pk]
+    assert all(item["detail"].startswith("1 ") for item in body["attention"])
+
+
+def test_health_query_count_is_fixed(agent, mind):
+    now = timezone.now()
+    for i in range(20):
+        remember(mind, f"k{i}", priority="high", expires_at=now + timedelta(days=1))
+    with CaptureQueriesContext(connection) as ctx:
+        agent.get("/memory/health")
+    assert len(ctx.captured_queries) <= 6  # mind key, aggregate, up to 4 attention lists
+
+
+def test_health_isolation(mind, stranger_agent, other_human):
+    remember(mind, "a", priority="critical")
+    body = stranger_agent.get("/memory/health").json()
+    assert body["total"] == 0 and body["attention"] == []
+    assert_isolated(
+        "/memory/health", mind=mind, stranger_agent=stranger_agent, other_human=other_human
+    )

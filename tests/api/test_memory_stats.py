@@ -1,0 +1,59 @@
+"""GET /memory/stats: totals by category, priority, source, verification and expiry."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+from django.utils import timezone
+
+from memories.models import Category, Source
+from tests.api.memory_helpers import PERSON, assert_isolated, remember
+
+
+def test_stats_totals(agent, mind):
+    remember(mind, "a", category="identity", priority="critical", actor=PERSON, tags=["x"])
+    remember(mind, "b", category="fact", priority="high", tags=["x", "y"])
+    remember(mind, "c", category="fact", source="tool")
+    remember(mind, "d", category="note", priority="low", expires_at=timezone.now() - timedelta(1))
+    body = agent.get("/memory/stats").json()
+    assert body["total"] == 4
+    assert body["live"] == 3 and body["expired"] == 1
+    assert body["verified"] == 1 and body["unverified"] == 3
+    assert body["by_category"] == {
+        **dict.fromkeys(Category.values, 0),
+        "identity": 1,
+        "fact": 2,
+        "note": 1,
+    }
+    assert body["by_priority"] == {"critical": 1, "high": 1, "normal": 1, "low": 1}
+    assert body["by_source"] == {
+        **dict.fromkeys(Source.values, 0),
+        "user": 1,
+        "agent": 2,
+        "tool": 1,
+    }
+    assert body["tags"] == 2
+
+
+def test_stats_of_an_empty_mind(agent):
+    body = agent.get("/memory/stats").json()
+    assert body["total"] == 0
+    assert set(body["by_priority"].values()) == {0}
+
+
+def test_stats_is_a_fixed_number_of_queries(agent, mind):
+    for i in range(40):
+        remember(mind, f"k{i}", category=Category.values[i % 8], priority=["low", "high"][i % 2])
+    with CaptureQueriesContext(connection) as ctx:
+        assert agent.get("/memory/stats").json()["total"] == 40
+    assert len(ctx.captured_queries) <= 3  # mind key, GROUP BY, distinct tags
+
+
+def test_stats_isolation(mind, stranger_agent, other_human):
+    remember(mind, "a")
+    assert stranger_agent.get("/memory/stats").json()["total"] == 0
+    assert_isolated(
+        "/memory/stats", mind=mind, stranger_agent=stranger_agent, other_human=other_human
+    )
