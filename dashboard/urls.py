@@ -23,6 +23,7 @@ urlpatterns = [
     path(MIND + "memories/", memories.memory_table, name="memories"),
     path(MIND + "review/", memories.review_queue, name="review"),
     path(MIND + "review/verify/", memories.bulk_verify, name="bulk-verify"),
+    path(MIND + "activity/", memories.activity, name="activity"),
     path(MEMORY, memories.memory_detail, name="memory"),
     path(MEMORY + "edit/", memories.memory_edit, name="memory-edit"),
     path(MEMORY + "verify/", memories.memory_verify_view, name="memory-verify"),

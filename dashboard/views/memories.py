@@ -14,11 +14,11 @@ from rest_framework.exceptions import APIException, ValidationError
 from dashboard import selectors
 from dashboard.forms import SORTS, MemoryEditForm, MemoryFilterForm
 from memories import services
-from memories.models import Memory, Priority
+from memories.models import Memory, MemoryEvent, Priority
 from memories.params import normalize_tag
 from memories.search import MAX_LIMIT as SEARCH_MAX
 from memories.search import SearchQueryError, memory_search
-from memories.selectors import memory_expiring, memory_get, memory_unverified
+from memories.selectors import memory_events, memory_expiring, memory_get, memory_unverified
 from memories.serialization import memory_to_dict
 from memories.services import Actor
 
@@ -243,3 +243,30 @@ def bulk_verify(request, mind_id: str):
     else:
         messages.info(request, "Tick the memories to verify first.")
     return redirect(_next_url(request, reverse("dashboard:review", args=[mind.pk])))
+
+
+@login_required
+def activity(request, mind_id: str):
+    """The mind's audit trail (as GET /memory/audit), deletions included, newest first."""
+    mind = selectors.mind_get_for_owner(owner=request.user, mind_id=mind_id)
+    action = request.GET.get("action") or None
+    if action not in MemoryEvent.Action.values:
+        action = None
+    events = selectors.SelectorPages(memory_events, mind=mind, action=action)
+    page = Paginator(events, PAGE_SIZE).get_page(request.GET.get("page"))
+    present = set(
+        Memory.objects.filter(mind=mind, pk__in={e.memory_id for e in page}).values_list(
+            "pk", flat=True
+        )
+    )
+    return render(
+        request,
+        "dashboard/activity.html",
+        {
+            "mind": mind,
+            "page": page,
+            "present": present,
+            "action": action or "",
+            "actions": MemoryEvent.Action.values,
+        },
+    )

@@ -7,7 +7,7 @@ from tests.dashboard.conftest import agent_store
 
 pytestmark = pytest.mark.django_db
 
-MIND_PAGES = ["", "key/", "settings/", "delete/", "memories/", "review/"]
+MIND_PAGES = ["", "key/", "settings/", "delete/", "memories/", "review/", "activity/"]
 MEMORY_PAGES = ["", "edit/", "delete/"]
 MIND_POSTS = ["rotate-key/", "revoke-key/", "settings/", "delete/", "review/verify/"]
 MEMORY_POSTS = ["verify/", "unverify/", "edit/", "delete/"]
