@@ -133,15 +133,16 @@ def memory_edit(request, mind_id: str, memory_id: str):
     detail_url = _detail_url(memory)
     form = MemoryEditForm(request.POST or None, initial=MemoryEditForm.initial_for(memory))
     if request.method == "POST" and form.is_valid():
+        changes = form.changed_values(memory)
+        if not changes:
+            messages.info(request, "Nothing changed, so nothing was saved.")
+            return redirect(_next_url(request, detail_url))
         try:
-            services.memory_update(
-                memory=memory,
-                actor=Actor.for_user(request.user),
-                **form.changed_values(memory),
-            )
+            services.memory_update(memory=memory, actor=Actor.for_user(request.user), **changes)
         except ValidationError as exc:
-            for name, msgs in exc.detail.items():
-                for message in msgs:
+            detail = exc.detail if isinstance(exc.detail, dict) else {None: exc.detail}
+            for name, msgs in detail.items():
+                for message in msgs if isinstance(msgs, list) else [msgs]:
                     form.add_error(name if name in form.fields else None, str(message))
         except APIException as exc:  # a (category, key) clash answers 409 in the API
             form.add_error("key", _error_text(exc))

@@ -292,3 +292,14 @@ def test_csrf_enforced_on_memory_actions(owner, mind):
     assert strict.post(base + "delete/").status_code == 403
     memory.refresh_from_db()
     assert not memory.verified
+
+
+def test_saving_an_unchanged_form_writes_nothing(web, mind):
+    memory = agent_store(mind, tags=["a"])
+    url = f"/dashboard/minds/{mind.pk}/memories/{memory.pk}/edit/"
+    form = {k: v for k, v in web.get(url).context["form"].initial.items() if v is not None}
+    response = web.post(url, form, follow=True)
+    assert "Nothing changed" in response.content.decode()
+    memory.refresh_from_db()
+    assert not memory.verified
+    assert MemoryEvent.objects.filter(memory_id=memory.pk).count() == 1
