@@ -1,0 +1,133 @@
+"""memory_upsert_many stores exactly what memory_upsert item by item stores, in bulk."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+
+from memories import services
+from memories.models import Memory, MemoryEvent, MemoryTag
+from memories.services import (
+    UNSET,
+    Actor,
+    ItemRefused,
+    memory_upsert,
+    memory_upsert_many,
+)
+from minds.services import mind_create
+
+AGENT = Actor(kind="agent", name="mk_agent")
+PERSON = Actor(kind="user", name="olive@example.com")
+NOW = datetime(2026, 5, 1, 9, 0, tzinfo=UTC)
+
+SEED = [
+    {"category": "fact", "key": "verified", "content": "checked", "actor": PERSON},
+    {"category": "fact", "key": "same", "content": "same", "tags": ["a"]},
+    {"category": "note", "key": "retag", "content": "r", "tags": ["x", "y"]},
+]
+ITEMS = [
+    {"category": "fact", "key": "new", "content": "n", "tags": ["B", "a", "b"], "priority": "high"},
+    {"category": "fact", "key": "verified", "content": "agent changed it"},
+    {"category": "fact", "key": "same", "content": "same"},
+    {"category": "note", "key": "retag", "content": "r", "tags": ["y", "z"]},
+    {"category": "fact", "content": "no key given", "source": "user"},
+    {"category": "fact", "key": "tool", "content": "t", "source": "tool", "confidence": 0.4},
+    {"category": "fact", "key": "exp", "content": "e", "expires_at": 4102444800},
+    {"category": "fact", "key": "new", "content": "n2", "expires_at": None},
+]
+
+
+def _row(m: Memory) -> tuple:
+    return (
+        m.category,
+        m.key,
+        m.content,
+        m.tags,
+        m.priority,
+        m.source,
+        m.verified,
+        m.confidence,
+        m.expires_at,
+        m.verified_by,
+        m.verified_at,
+        m.created_at,
+        m.updated_at,
+    )
+
+
+def _state(mind) -> tuple:
+    memories = sorted(_row(m) for m in Memory.objects.filter(mind=mind))
+    tags = sorted(MemoryTag.objects.filter(mind=mind).values_list("memory__key", "tag"))
+    events = sorted(
+        (e.key, e.action, e.actor, e.actor_type, str(e.changes), e.at)
+        for e in MemoryEvent.objects.filter(mind=mind)
+    )
+    return memories, tags, events
+
+
+def _seeded(owner, name):
+    mind, _ = mind_create(owner=owner, name=name)
+    for seed in SEED:
+        fields = dict(seed)
+        memory_upsert(mind=mind, actor=fields.pop("actor", AGENT), now=NOW, **fields)
+    return mind
+
+
+@pytest.mark.parametrize("actor", [AGENT, PERSON], ids=["agent", "person"])
+def test_bulk_equals_one_by_one(owner, actor):
+    one_by_one = _seeded(owner, "one by one")
+    bulk = _seeded(owner, "bulk")
+    later = datetime(2026, 5, 2, tzinfo=UTC)
+    expected = []
+    for item in ITEMS:
+        fields = {"expires_at": UNSET, **item}
+        result = memory_upsert(mind=one_by_one, actor=actor, now=later, **fields)
+        expected.append((result.action, result.changed, result.memory.key, result.warnings))
+    outcomes = memory_upsert_many(mind=bulk, actor=actor, items=ITEMS, now=later)
+    assert [(o.action, o.changed, o.memory.key, o.warnings) for o in outcomes] == expected
+    assert _state(bulk) == _state(one_by_one)
+
+
+def test_refused_items_are_reported_and_write_nothing(owner):
+    mind, _ = mind_create(owner=owner, name="m")
+    outcomes = memory_upsert_many(
+        mind=mind,
+        actor=AGENT,
+        items=[{"category": "fact", "content": "ok"}, {"category": "fact", "content": 5}],
+    )
+    assert outcomes[0].action == "created"
+    assert isinstance(outcomes[1], ItemRefused)
+    assert "content" in outcomes[1].error.detail
+    assert Memory.objects.filter(mind=mind).count() == 1
+
+
+def test_a_concurrent_insert_falls_back_to_one_by_one(owner, monkeypatch):
+    """Another writer takes a key between our lookup and our bulk INSERT: no duplicate, no
+    error; that item becomes an update of the other writer's row."""
+    mind, _ = mind_create(owner=owner, name="m")
+    real_new_memory = services._new_memory
+    raced = []
+
+    def new_memory_after_a_rival(*, mind, actor, store, now):
+        if not raced:  # the rival commits its row for this key right after our lookup
+            raced.append(
+                Memory.objects.create(
+                    mind=mind, category=store.category, key=store.key, content="rival"
+                )
+            )
+        return real_new_memory(mind=mind, actor=actor, store=store, now=now)
+
+    monkeypatch.setattr(services, "_new_memory", new_memory_after_a_rival)
+    outcomes = memory_upsert_many(
+        mind=mind,
+        actor=AGENT,
+        items=[
+            {"category": "fact", "key": "contested", "content": "ours"},
+            {"category": "fact", "key": "free", "content": "f"},
+        ],
+    )
+    assert [o.action for o in outcomes] == ["updated", "created"]
+    assert outcomes[0].memory.pk == raced[0].pk
+    assert Memory.objects.filter(mind=mind).count() == 2
+    assert Memory.objects.get(pk=raced[0].pk).content == "ours"
