@@ -15,7 +15,8 @@ Decisions, written down:
   transport's -32022 for its version header), which current clients take as "use
   initialize".
 - Batches are accepted for every version (2025-03-26 had them; 2025-06-18 dropped them, and
-  accepting more than a client sends harms no one), but `initialize` may not be batched.
+  accepting more than a client sends harms no one), up to MAX_BATCH messages; `initialize`
+  may not be batched.
 - Tool argument and write errors are tool results with `isError: true` (tools.py); an
   unknown tool, a malformed `tools/call` and an unknown resource are protocol errors.
 """
@@ -34,6 +35,8 @@ logger = logging.getLogger(__name__)
 SUPPORTED_VERSIONS = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")
 LATEST_VERSION = SUPPORTED_VERSIONS[0]
 SERVER_INFO = {"name": "synapse", "title": "Synapse memory", "version": "0.1.0"}
+# A batch is throttled as one request, so its size is capped.
+MAX_BATCH = 50
 
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
@@ -201,6 +204,10 @@ def handle_payload(ctx: tools.ToolContext, payload: Any) -> dict | list | None:
     if isinstance(payload, list):
         if not payload:
             return error_response(None, INVALID_REQUEST, "An empty batch is not a request.")
+        if len(payload) > MAX_BATCH:
+            return error_response(
+                None, INVALID_REQUEST, f"A batch holds at most {MAX_BATCH} messages."
+            )
         answers = [handle_message(ctx, item, in_batch=True) for item in payload]
         return [answer for answer in answers if answer is not None] or None
     return handle_message(ctx, payload)

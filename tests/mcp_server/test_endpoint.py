@@ -159,6 +159,14 @@ def test_batch_of_notifications_only_is_202(owner_mind):
     assert post(owner_mind.key, batch).status_code == 202
 
 
+def test_batch_size_is_capped(owner_mind):
+    answer = post(owner_mind.key, [request("ping", request_id=n) for n in range(51)]).json()
+    assert answer["error"]["code"] == -32600
+    assert (
+        len(post(owner_mind.key, [request("ping", request_id=n) for n in range(50)]).json()) == 50
+    )
+
+
 def test_initialize_may_not_be_batched(owner_mind):
     answers = post(owner_mind.key, [initialize()]).json()
     assert answers[0]["error"]["code"] == -32600
