@@ -14,7 +14,6 @@ the model can act on, never as a protocol error.
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -36,7 +35,7 @@ from memories.models import (
     Memory,
     Priority,
 )
-from memories.params import normalize_tag
+from memories.params import DURATION_FORMS, normalize_tag, param_duration
 from memories.recall import recall_render_text, recall_selection
 from memories.search import MAX_LIMIT as SEARCH_MAX_LIMIT
 from memories.search import SearchQueryError, memory_search
@@ -48,6 +47,7 @@ LIST_DEFAULT = 50
 LIST_MAX = 1000
 SEARCH_DEFAULT = 10
 NOT_FOUND = "No memory with this id in this mind."
+WEEK = timedelta(days=7)
 
 
 class ToolError(Exception):
@@ -205,27 +205,6 @@ def _priority(value: str | None) -> int | None:
     return None if value is None else Priority.from_name(value).value
 
 
-WITHIN = re.compile(r"(\d+)\s*([smhdw]?)")
-WITHIN_UNITS = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
-
-
-def parse_within(value: str | int) -> timedelta:
-    """`within` as seconds (3600 or "3600") or with a unit: 30m, 24h, 7d, 2w."""
-    if isinstance(value, int):
-        seconds = value
-    else:
-        match = WITHIN.fullmatch(value.strip().lower())
-        if match is None:
-            raise ToolError(
-                f"within: use seconds (3600) or a number with a unit: 30m, 24h, 7d, 2w; "
-                f"got {value[:50]!r}."
-            )
-        seconds = int(match.group(1)) * WITHIN_UNITS[match.group(2)]
-    if seconds < 1 or seconds > 100 * 365 * 86400:
-        raise ToolError("within: must be between 1 second and 100 years.")
-    return timedelta(seconds=seconds)
-
-
 def _memory_by_key(*, mind: Mind, category: str, key: str) -> Memory:
     # Scoped by the caller's mind like every selector: another mind's key is "not found".
     memory = Memory.objects.filter(mind=mind, category=category, key=key).first()
@@ -328,13 +307,12 @@ def by_tag_tool(ctx: ToolContext, args: dict) -> ToolOutput:
 
 
 def expiring_tool(ctx: ToolContext, args: dict) -> ToolOutput:
-    within = parse_within(args.get("within", "7d"))
+    # The REST parameter's parser, so `within` means the same in both places.
+    within = param_duration({"within": str(args.get("within", "7d"))}, "within", default=WEEK)
     limit, offset = args.get("limit", LIST_DEFAULT), args.get("offset", 0)
-    soon = Memory.objects.filter(
-        mind=ctx.mind, expires_at__gt=ctx.now, expires_at__lte=ctx.now + within
+    memories, total = selectors.memory_expiring(
+        mind=ctx.mind, within=within, limit=limit, offset=offset, now=ctx.now
     )
-    total = soon.count()
-    memories = list(soon.order_by("expires_at", "id")[offset : offset + limit]) if total else []
     return _page(memories, total, limit, offset)
 
 
@@ -575,8 +553,8 @@ TOOLS: dict[str, Tool] = {
                     "within": {
                         "type": ["string", "integer"],
                         "default": "7d",
-                        "description": "Seconds (3600), or a number with a unit: 30m, 24h, "
-                        "7d, 2w. Default 7d.",
+                        "description": f"{DURATION_FORMS[0].upper()}{DURATION_FORMS[1:]}. "
+                        "Default 7d.",
                     },
                     "limit": _limit(LIST_DEFAULT, LIST_MAX),
                     "offset": OFFSET,
