@@ -48,6 +48,16 @@ def _error(request_id: Any, code: int, message: str) -> dict:
     return {"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": message}}
 
 
+def _one_line(message: Any) -> str:
+    """Compact JSON on one line; ASCII-escaped when it holds a lone surrogate (not UTF-8)."""
+    text = json.dumps(message, ensure_ascii=False, separators=(",", ":"))
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        text = json.dumps(message, separators=(",", ":"))
+    return text
+
+
 class Bridge:
     def __init__(self, *, url: str, key: str, timeout: float = 60.0):
         base = url.rstrip("/")
@@ -151,7 +161,7 @@ class Bridge:
             if not line:
                 continue
             for answer in self.relay(line):
-                stdout.write(json.dumps(answer, ensure_ascii=False, separators=(",", ":")) + "\n")
+                stdout.write(_one_line(answer) + "\n")
                 stdout.flush()
 
 

@@ -30,7 +30,7 @@ import math
 from types import SimpleNamespace
 
 from django.core.exceptions import RequestDataTooBig
-from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.http import HttpRequest, HttpResponse
 from django.views.decorators.csrf import csrf_exempt
 
 from mcp_server import protocol
@@ -43,6 +43,15 @@ REALM = 'Bearer realm="synapse"'
 VERSION_HEADER = "MCP-Protocol-Version"
 
 
+def _json_response(data, *, status: int = 200) -> HttpResponse:
+    """UTF-8 JSON; escaped to ASCII when it holds a lone surrogate (valid JSON, not UTF-8)."""
+    try:
+        body = json.dumps(data, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        body = json.dumps(data).encode("ascii")
+    return HttpResponse(body, status=status, content_type="application/json")
+
+
 def _http_error(
     status: int,
     code: str,
@@ -51,17 +60,17 @@ def _http_error(
     rpc_code: int = protocol.INVALID_REQUEST,
     headers: dict[str, str] | None = None,
     data: dict | None = None,
-) -> JsonResponse:
+) -> HttpResponse:
     body = protocol.error_response(
         None, rpc_code, detail, {"error": code, "detail": detail, **(data or {})}
     )
-    response = JsonResponse(body, status=status, json_dumps_params={"ensure_ascii": False})
+    response = _json_response(body, status=status)
     for name, value in (headers or {}).items():
         response[name] = value
     return response
 
 
-def _unauthorized(detail: str, *, token_sent: bool) -> JsonResponse:
+def _unauthorized(detail: str, *, token_sent: bool) -> HttpResponse:
     # RFC 6750: `invalid_token` once a token was sent; header values stay ASCII.
     challenge = REALM
     if token_sent:
@@ -69,7 +78,7 @@ def _unauthorized(detail: str, *, token_sent: bool) -> JsonResponse:
     return _http_error(401, "not_authenticated", detail, headers={"WWW-Authenticate": challenge})
 
 
-def _authenticate(request: HttpRequest) -> MindAgent | JsonResponse:
+def _authenticate(request: HttpRequest) -> MindAgent | HttpResponse:
     token = bearer_token(request)
     if token is None:
         return _unauthorized(
@@ -88,7 +97,7 @@ def _authenticate(request: HttpRequest) -> MindAgent | JsonResponse:
     return MindAgent(mind=mind)
 
 
-def _throttled(request: HttpRequest, agent: MindAgent) -> JsonResponse | None:
+def _throttled(request: HttpRequest, agent: MindAgent) -> HttpResponse | None:
     throttle = CredentialRateThrottle()
     # The throttle reads only `.user` and `.META` of a request.
     if throttle.allow_request(SimpleNamespace(user=agent, META=request.META), None):
@@ -126,7 +135,7 @@ def mcp_endpoint(request: HttpRequest) -> HttpResponse:
         )
 
     agent = _authenticate(request)
-    if isinstance(agent, JsonResponse):
+    if isinstance(agent, HttpResponse):
         return agent
     refused = _throttled(request, agent)
     if refused is not None:
@@ -165,4 +174,4 @@ def mcp_endpoint(request: HttpRequest) -> HttpResponse:
     answer = protocol.handle_payload(ToolContext(agent=agent), payload)
     if answer is None:
         return HttpResponse(status=202)
-    return JsonResponse(answer, safe=False, json_dumps_params={"ensure_ascii": False})
+    return _json_response(answer)

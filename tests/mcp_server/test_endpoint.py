@@ -258,3 +258,17 @@ def test_throttled_per_mind(owner_mind, settings):
     assert refused.status_code == 429
     assert int(refused["Retry-After"]) >= 1
     assert refused.json()["error"]["data"]["error"] == "rate_limited"
+
+
+def test_non_ascii_is_utf8_and_lone_surrogates_never_crash(owner_mind):
+    stored = post(
+        owner_mind.key,
+        request(
+            "tools/call",
+            {"name": "remember", "arguments": {"category": "identity", "content": "Schäfer"}},
+        ),
+    )
+    assert "Schäfer".encode() in stored.content
+    weird = post(owner_mind.key, '{"jsonrpc": "2.0", "id": 1, "method": "\\ud800"}', raw=True)
+    assert weird.status_code == 200
+    assert weird.json()["error"]["code"] == -32601
