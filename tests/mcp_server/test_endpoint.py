@@ -272,3 +272,15 @@ def test_non_ascii_is_utf8_and_lone_surrogates_never_crash(owner_mind):
     weird = post(owner_mind.key, '{"jsonrpc": "2.0", "id": 1, "method": "\\ud800"}', raw=True)
     assert weird.status_code == 200
     assert weird.json()["error"]["code"] == -32601
+
+
+def test_unknown_host_is_refused_against_dns_rebinding(owner_mind):
+    # The transport asks servers to stop DNS rebinding; ALLOWED_HOSTS does, before the view.
+    response = Client().post(
+        "/mcp",
+        data=json.dumps(request("ping")),
+        content_type="application/json",
+        HTTP_AUTHORIZATION=f"Bearer {owner_mind.key}",
+        HTTP_HOST="attacker.example",
+    )
+    assert response.status_code == 400
