@@ -111,34 +111,51 @@ DROP_SQL = (
     f"DROP TABLE IF EXISTS {FTS_TABLE}",
 )
 
-# Two steps: `matched` ranks every match of the mind (bm25 must run where the MATCH is);
-# `page` counts them and keeps the best `limit`; only those get a snippet, which re-reads
-# and re-tokenizes the text. CROSS JOIN fixes the join order: the index drives, each hit
-# is fetched by rowid. (Letting SQLite start from the mind's rows would run the MATCH
-# once per memory of the mind.)
-SEARCH_SQL = f"""
+# Three steps: `matched` ranks every match of the mind (bm25 must run where the MATCH is)
+# and is counted for `total`; `page` keeps the best `limit`; only those get a snippet,
+# which re-reads and re-tokenizes the text. CROSS JOIN fixes the join order: the index
+# drives, each hit is fetched by rowid. (Letting SQLite start from the mind's rows would
+# run the MATCH once per memory of the mind.)
+#
+# Snippets need the MATCH in the query that computes them. Two ways, same rows and order:
+# - by rowid: the expression is evaluated once per page row, seeking to that rowid: cheap
+#   for whole words, but FTS5 re-expands a prefix (`deplo*`) over the whole index each
+#   time (about 40 ms for 20 rows of a 10,000-memory mind in a 100,000-memory database);
+# - in one pass: evaluate the expression once more over all the mind's matches and keep
+#   the page's rows (about 18 ms there, but slower than by rowid for whole words).
+# `search` picks by-rowid unless the query has a prefix term.
+_SEARCH_HEAD = f"""
 WITH matched AS MATERIALIZED (
     SELECT {FTS_TABLE}.rowid AS hit_rowid,
-           bm25({FTS_TABLE}, {{key:f}}, {{tags:f}}, {{content:f}}, 0.0) AS hit_rank,
-           m.priority AS hit_priority, m.updated_at AS hit_updated, m.id AS hit_id
+           bm25({FTS_TABLE}, {{key:f}}, {{tags:f}}, {{content:f}}, 0.0) AS hit_rank
     FROM {FTS_TABLE} CROSS JOIN memories_memory AS m ON m.rowid = {FTS_TABLE}.rowid
     WHERE {FTS_TABLE} MATCH %s AND m.mind_id = %s {{filters}}
 ),
-page AS (
-    SELECT hit_rowid, hit_rank, count(*) OVER () AS hit_total
-    FROM matched
-    ORDER BY hit_rank, hit_priority DESC, hit_updated DESC, hit_id
-    LIMIT %s
+page AS MATERIALIZED (
+    SELECT hit_rowid, hit_rank FROM matched ORDER BY hit_rank, hit_rowid DESC LIMIT %s
 )
-SELECT m.*, -page.hit_rank AS search_score, page.hit_total AS search_total,
+SELECT m.*, -page.hit_rank AS search_score, (SELECT count(*) FROM matched) AS search_total,
        snippet({FTS_TABLE}, 2, '{SNIPPET_OPEN}', '{SNIPPET_CLOSE}', '{SNIPPET_ELLIPSIS}',
                {SNIPPET_TOKENS}) AS search_snippet,
        highlight({FTS_TABLE}, 0, '{SNIPPET_OPEN}', '{SNIPPET_CLOSE}') AS search_key
+"""
+# Equal scores (rare: same words, same lengths): the newer memory first.
+_SEARCH_ORDER = "ORDER BY page.hit_rank, page.hit_rowid DESC"
+
+SEARCH_SQL_BY_ROWID = f"""{_SEARCH_HEAD}
 FROM page
 CROSS JOIN {FTS_TABLE} ON {FTS_TABLE}.rowid = page.hit_rowid
 CROSS JOIN memories_memory AS m ON m.rowid = page.hit_rowid
 WHERE {FTS_TABLE} MATCH %s
-ORDER BY page.hit_rank, m.priority DESC, m.updated_at DESC, m.id
+{_SEARCH_ORDER}
+"""
+
+SEARCH_SQL_ONE_PASS = f"""{_SEARCH_HEAD}
+FROM {FTS_TABLE}
+CROSS JOIN page ON page.hit_rowid = {FTS_TABLE}.rowid
+CROSS JOIN memories_memory AS m ON m.rowid = page.hit_rowid
+WHERE {FTS_TABLE} MATCH %s
+{_SEARCH_ORDER}
 """
 
 
@@ -175,7 +192,9 @@ def search(
     if not include_expired:
         filters.append("AND (m.expires_at IS NULL OR m.expires_at > %s)")
         params.append(connection.ops.adapt_datetimefield_value(now))
-    sql = SEARCH_SQL.format(filters=" ".join(filters), **WEIGHTS)
+    has_prefix = any(term.prefix for term in parsed.terms)
+    template = SEARCH_SQL_ONE_PASS if has_prefix else SEARCH_SQL_BY_ROWID
+    sql = template.format(filters=" ".join(filters), **WEIGHTS)
     rows = list(Memory.objects.raw(sql, [expression, mind_id, *params, limit, expression]))
     for memory in rows:
         memory.search_snippet = _snippet(memory)

@@ -231,3 +231,25 @@ def test_check_detects_renumbered_rowids(mind):
 def test_command_needs_an_action():
     with pytest.raises(CommandError, match="--rebuild"):
         call_command("search_index")
+
+
+# --- the two snippet strategies ---------------------------------------------------------------
+
+
+def test_both_snippet_strategies_give_the_same_page(mind, monkeypatch):
+    for i in range(12):
+        remember(mind, f"note_deploy_{i}", f"deployed {'server ' * i}on day {i}", tags=["ops"])
+    remember(mind, "note_other", "nothing relevant")
+
+    def page(q):
+        result = memory_search(mind=mind, q=q, limit=5)
+        return result.total, [(h.memory.key, h.score, h.snippet) for h in result.hits]
+
+    for q in ("deplo*", "deployed server", 'serv* -"day 3"'):
+        one_pass = page(q) if "*" in q else None
+        monkeypatch.setattr(fts, "SEARCH_SQL_ONE_PASS", fts.SEARCH_SQL_BY_ROWID)
+        by_rowid = page(q)
+        monkeypatch.undo()
+        if one_pass is not None:
+            assert one_pass == by_rowid
+        assert by_rowid[1] and all("«" in snippet for _, _, snippet in by_rowid[1])
