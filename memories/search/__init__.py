@@ -72,7 +72,7 @@ def memory_search(
         now=now,
     )
     hits = [
-        SearchHit(memory=m, score=round(float(m.search_score), 6), snippet=m.search_snippet)
+        SearchHit(memory=m, score=float(m.search_score), snippet=m.search_snippet)
         for m in found.memories
     ]
     return SearchPage(query=q, parsed=parsed, hits=hits, total=found.total)

@@ -298,3 +298,19 @@ def test_public_client_search(live_server, owner_mind):
     answer = client.memory.search("which editor do I use", limit=5)
     assert [r["key"] for r in answer["results"]] == ["preference_editor"]
     assert client.memory.search("munchen")["results"][0]["key"] == "fact_city"
+
+
+@pytest.mark.parametrize(
+    ("tags", "tag", "found"),
+    [
+        (["docker-compose"], "docker-compose", True),
+        (["docker", "compose"], "docker-compose", False),
+        (["c++"], "c++", True),
+        (["++"], "++", True),
+        (['say "hi"'], 'say "hi"', True),
+        (["münchen"], "MÜNCHEN", True),
+    ],
+)
+def test_tag_filter_is_exact(agent, mind, tags, tag, found):
+    remember(mind, "note_tagged", "kafka cluster notes", tags=tags)
+    assert keys(agent.get(URL, {"q": "kafka", "tag": tag})) == (["note_tagged"] if found else [])
