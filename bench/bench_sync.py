@@ -1,0 +1,189 @@
+"""Benchmark: 100,000 memories through POST /memory/sync, beside a raw SQLite insert rate.
+
+Run it from the repository root:
+
+    .venv/bin/python bench/bench_sync.py                 # 100,000 memories, batches of 1,000
+    .venv/bin/python bench/bench_sync.py --memories 20000 --clients 2 --port 8741
+
+What it does: a fresh temporary SQLite database (migrated), one mind, then gunicorn started
+exactly as `make run` starts it (gunicorn.conf.py; WEB_CONCURRENCY workers; rate limit
+off) on 127.0.0.1. The request bodies are built and JSON-encoded before the clock starts
+(the figure is the server's, not the client's), then sent as `POST /memory/sync` with the
+mind's key, `--clients` connections at a time. Every answer is checked (status 200, all
+created, no errors) and the mind's total read back from /memory/stats.
+
+Figures, in memories per second:
+- sync, new: the 100,000 memories, each created (row, tag rows, audit row, search index);
+- sync, unchanged: the same bodies again (every item looked up, nothing written);
+- raw SQLite: the same rows inserted with the sqlite3 module (executemany, one commit per
+  batch, WAL and synchronous=NORMAL like the server) into a table like memories_memory with
+  its unique (mind, category, key) index, in a temp file: the floor a bulk path is judged by.
+  It writes no tag rows, audit rows or search index, so the ratio is an upper bound on waste.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import sqlite3
+import sys
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+from datetime import UTC, datetime
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench import common
+
+
+def build_memories(count: int, *, seed: int = 7) -> list[dict]:
+    """`count` sync items like an agent's: a category, a key, 100-600 characters, 0-3 tags."""
+    rng = random.Random(seed)
+    memories = []
+    for i in range(count):
+        category = common.CATEGORIES[i % len(common.CATEGORIES)]
+        item = {
+            "category": category,
+            "key": f"{category}_{i:06d}",
+            "content": common.default_content(rng, i),
+            "tags": rng.sample(common.TAGS, rng.randint(0, 3)),
+            "priority": rng.choices(["low", "normal", "high", "critical"], [30, 55, 14, 1])[0],
+        }
+        if i % 50 == 0:
+            item["expires_at"] = 4102444800
+        memories.append(item)
+    return memories
+
+
+def send_all(server, key: str, bodies: list[bytes], *, clients: int, expect: str) -> float:
+    """POST every body to /memory/sync; returns the wall-clock seconds. Checks each answer."""
+
+    def post(chunk: list[bytes]) -> None:
+        client = server.client(token=key)
+        for body in chunk:
+            client.conn.request(
+                "POST",
+                "/memory/sync",
+                body=body,
+                headers={**client.headers, "Content-Type": "application/json"},
+            )
+            response = client.conn.getresponse()
+            data = response.read()
+            if response.status != 200:
+                raise RuntimeError(f"HTTP {response.status}: {data[:300]!r}")
+            answer = json.loads(data)
+            if answer["errors"] or answer[expect] != len(answer["results"]):
+                raise RuntimeError(f"unexpected answer: {str(answer)[:300]}")
+
+    chunks = [bodies[i::clients] for i in range(clients)]
+    started = time.perf_counter()
+    with ThreadPoolExecutor(clients) as pool:
+        for future in [pool.submit(post, chunk) for chunk in chunks]:
+            future.result()
+    return time.perf_counter() - started
+
+
+RAW_TABLE = """
+CREATE TABLE memory (
+    id varchar(32) NOT NULL PRIMARY KEY, mind_id varchar(32) NOT NULL,
+    category varchar(16) NOT NULL, key varchar(200) NOT NULL, content text NOT NULL,
+    tags text NOT NULL, priority smallint NOT NULL, source varchar(8) NOT NULL,
+    verified bool NOT NULL, confidence real NOT NULL, expires_at datetime NULL,
+    created_at datetime NOT NULL, updated_at datetime NOT NULL, verified_at datetime NULL,
+    verified_by varchar(254) NOT NULL
+)"""
+RAW_INDEX = "CREATE UNIQUE INDEX memory_key ON memory (mind_id, category, key)"
+RANK = {"low": 0, "normal": 1, "high": 2, "critical": 3}
+
+
+def raw_sqlite_rate(memories: list[dict], *, batch: int) -> float:
+    """Memories per second for plain executemany inserts with a commit per batch."""
+    with tempfile.TemporaryDirectory(prefix="synapse-raw-") as tmp:
+        db = sqlite3.connect(Path(tmp) / "raw.sqlite3", isolation_level=None)
+        db.execute("PRAGMA journal_mode=WAL")
+        db.execute("PRAGMA synchronous=NORMAL")
+        db.execute(RAW_TABLE)
+        db.execute(RAW_INDEX)
+        now = datetime.now(UTC).isoformat()
+        rows = [
+            (
+                f"mem_{i:020d}",
+                "m_bench",
+                m["category"],
+                m["key"],
+                m["content"],
+                json.dumps(m["tags"]),
+                RANK[m["priority"]],
+                "agent",
+                False,
+                0.7,
+                None,
+                now,
+                now,
+                None,
+                "",
+            )
+            for i, m in enumerate(memories)
+        ]
+        started = time.perf_counter()
+        for start in range(0, len(rows), batch):
+            db.execute("BEGIN IMMEDIATE")
+            db.executemany(
+                "INSERT INTO memory VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                rows[start : start + batch],
+            )
+            db.execute("COMMIT")
+        seconds = time.perf_counter() - started
+        db.close()
+    return len(rows) / seconds
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--memories", type=int, default=100_000)
+    parser.add_argument("--batch", type=int, default=1000, help="memories per call (max 1000)")
+    parser.add_argument("--clients", type=int, default=1, help="connections sending at once")
+    parser.add_argument("--port", type=int, default=8740)
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--keep", action="store_true", help="keep the temp directory")
+    args = parser.parse_args(argv)
+
+    memories = build_memories(args.memories)
+    bodies = [
+        json.dumps({"memories": memories[i : i + args.batch]}).encode()
+        for i in range(0, len(memories), args.batch)
+    ]
+    size = sum(len(b) for b in bodies) / len(bodies) / 1024
+    print(
+        f"{args.memories:,} memories in {len(bodies)} calls of {args.batch} "
+        f"(~{size:.0f} KiB each), {args.clients} client(s), {args.workers} gunicorn workers"
+    )
+
+    with common.BenchDatabase(keep=args.keep) as db:
+        _, _, key = common.create_mind("Bench sync")
+        with common.Server(db, port=args.port, workers=args.workers) as server:
+            created = send_all(server, key, bodies, clients=args.clients, expect="created")
+            unchanged = send_all(server, key, bodies, clients=args.clients, expect="unchanged")
+            total = server.client(token=key).get("/memory/stats").json()["total"]
+        if total != args.memories:
+            raise RuntimeError(f"the mind holds {total} memories, expected {args.memories}")
+
+    raw = raw_sqlite_rate(memories, batch=args.batch)
+    new_rate = args.memories / created
+    lines = [
+        ("POST /memory/sync, new", new_rate, f"{created:.1f} s"),
+        ("POST /memory/sync, unchanged", args.memories / unchanged, f"{unchanged:.1f} s"),
+        ("raw SQLite executemany", raw, "same rows, commit per batch"),
+    ]
+    print(f"\n{'':30}  {'memories/s':>11}")
+    for name, rate, note in lines:
+        print(f"{name:30}  {rate:11,.0f}  {note}")
+    print(f"\nsync (new) is {raw / new_rate:.1f}x slower than raw inserts into one table")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
