@@ -2,8 +2,10 @@
 
 Both hold every memory of the mind, expired ones included and marked (`"expired": true`),
 ordered by category then key. JSON is the lossless form `POST /mind/import` reads back;
-CSV is for spreadsheets: one row per memory under a header row, tags joined by ", "
-(a tag that itself holds a comma cannot be told apart there: use JSON to round-trip).
+CSV is for spreadsheets: one row per memory under a header row, tags joined by ", ",
+true/false for booleans, empty cells for nulls (a tag that itself holds a comma cannot be
+told apart there: use JSON to round-trip). Cells are written as stored: a spreadsheet may
+treat content starting with `=`, `+`, `-` or `@` as a formula.
 
 Rows are read with `.iterator()` in chunks and written as they come, so an export of any
 size takes a constant amount of memory on the server.
@@ -16,6 +18,7 @@ import io
 import json
 from collections.abc import Iterator
 from datetime import datetime
+from typing import Any
 
 from memories.models import Memory
 from memories.serialization import iso, memory_to_dict
@@ -81,6 +84,15 @@ def export_json(*, mind: Mind, now: datetime) -> Iterator[str]:
     yield "".join(lines) + f'\n], "total": {total}}}\n'
 
 
+def _cell(value: Any) -> Any:
+    """Empty for null, true/false as in the JSON form; anything else as it is."""
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return value
+
+
 def export_csv(*, mind: Mind, now: datetime) -> Iterator[str]:
     """A header row, then one row per memory (RFC 4180 quoting: commas, quotes, newlines)."""
     buffer = io.StringIO()
@@ -89,7 +101,7 @@ def export_csv(*, mind: Mind, now: datetime) -> Iterator[str]:
     for count, memory in enumerate(_memories(mind), start=1):
         record = export_record(memory, now=now)
         record["tags"] = TAG_SEPARATOR.join(record["tags"])
-        writer.writerow(["" if record[c] is None else record[c] for c in CSV_COLUMNS])
+        writer.writerow([_cell(record[column]) for column in CSV_COLUMNS])
         if count % CHUNK == 0:
             yield buffer.getvalue()
             buffer.seek(0)

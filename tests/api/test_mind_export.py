@@ -78,7 +78,8 @@ def test_csv_export_parses_with_the_csv_module(agent, stocked):
     by_key = {row["key"]: row for row in rows}
     assert by_key["tricky"]["content"] == TRICKY
     assert by_key["tricky"]["tags"] == "quotes, commas, edge"
-    assert by_key["gone"]["expired"] == "True" and by_key["soon"]["expired"] == "False"
+    assert by_key["gone"]["expired"] == "true" and by_key["soon"]["expired"] == "false"
+    assert by_key["user_name"]["verified"] == "true"
     assert by_key["user_name"]["priority"] == "critical"
     assert by_key["tool_note"]["source"] == "tool"
     assert by_key["soon"]["verified_by"] == ""
