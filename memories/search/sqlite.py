@@ -38,7 +38,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
 
-from django.db import connection, transaction
+from django.db import DEFAULT_DB_ALIAS, connection, connections, transaction
 
 from memories.models import Memory
 from memories.search.query import ParsedQuery, to_fts5
@@ -233,9 +233,15 @@ def _existing(cursor, kind: str, names: Iterable[str]) -> set[str]:
     return {row[0] for row in cursor.fetchall()}
 
 
-def rebuild_index() -> int:
-    """Recreate the index table and triggers from scratch; return how many memories it holds."""
-    with transaction.atomic(), connection.cursor() as cursor:
+def rebuild_index(*, using: str = DEFAULT_DB_ALIAS) -> int:
+    """Recreate the index table and triggers from scratch; return how many memories it holds.
+
+    A later migration that makes Django rebuild memories_memory (most field changes on
+    SQLite) loses the triggers and renumbers rowids; it must end with
+    `RunPython(lambda apps, schema_editor: rebuild_index(using=schema_editor.connection.alias))`
+    (on SQLite only).
+    """
+    with transaction.atomic(using=using), connections[using].cursor() as cursor:
         for statement in (*DROP_SQL, CREATE_TABLE_SQL, *TRIGGERS_SQL, FILL_SQL):
             cursor.execute(statement)
         cursor.execute(f"INSERT INTO {FTS_TABLE}({FTS_TABLE}) VALUES ('optimize')")
@@ -243,7 +249,7 @@ def rebuild_index() -> int:
         return cursor.fetchone()[0]
 
 
-def index_problems() -> list[str]:
+def index_problems(*, using: str = DEFAULT_DB_ALIAS) -> list[str]:
     """Everything wrong with the index, as sentences; empty when it is sound.
 
     1. the table and its three triggers exist; 2. FTS5's own integrity-check; 3. the index
@@ -253,7 +259,7 @@ def index_problems() -> list[str]:
     content table itself, but it reads the raw JSON of `tags`, not what we index.
     """
     problems: list[str] = []
-    with connection.cursor() as cursor:
+    with connections[using].cursor() as cursor:
         if not _existing(cursor, "table", [FTS_TABLE]):
             return [f"The search index table {FTS_TABLE} does not exist."]
         missing = sorted(set(TRIGGER_NAMES) - _existing(cursor, "trigger", TRIGGER_NAMES))

@@ -253,3 +253,32 @@ def test_both_snippet_strategies_give_the_same_page(mind, monkeypatch):
         if one_pass is not None:
             assert one_pass == by_rowid
         assert by_rowid[1] and all("«" in snippet for _, _, snippet in by_rowid[1])
+
+
+@pytest.mark.django_db(transaction=True)
+def test_table_remake_loses_the_triggers_and_rebuild_index_restores_them(mind):
+    # What a later migration altering a Memory field does on SQLite: Django copies the
+    # table into a new one (new rowids, triggers dropped). The documented recipe repairs it.
+    from django.db import models
+
+    remember(mind, "note_a", "quokka")
+    remember(mind, "note_b", "wombat")
+    Memory.objects.filter(key="note_a").delete()  # a gap, so the copy renumbers rowids
+    old = Memory._meta.get_field("verified_by")
+    new = models.CharField(max_length=300, blank=True)
+    new.set_attributes_from_name("verified_by")
+    new.model = Memory
+    try:
+        with connection.schema_editor() as editor:
+            editor.alter_field(Memory, old, new)
+        assert schema_sql("trigger", fts.TRIGGER_NAMES) == {}
+        assert fts.index_problems()
+        assert fts.rebuild_index(using=connection.alias) == 1
+        assert_index_sound()
+        assert found(mind, "wombat") == ["note_b"]
+        remember(mind, "note_c", "platypus")  # the triggers follow writes again
+        assert found(mind, "platypus") == ["note_c"]
+    finally:
+        with connection.schema_editor() as editor:
+            editor.alter_field(Memory, new, old)
+        fts.rebuild_index()
