@@ -23,6 +23,7 @@ import hashlib
 import math
 import re
 import unicodedata
+from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any, Literal
@@ -438,7 +439,7 @@ def _locked(*, mind: Mind, category: str, key: str) -> Memory | None:
     return Memory.objects.select_for_update().filter(mind=mind, category=category, key=key).first()
 
 
-def _update_existing(
+def _plan_update(
     *,
     memory: Memory,
     actor: Actor,
@@ -447,9 +448,12 @@ def _update_existing(
     source_requested: bool,
     now: datetime,
     provenance: Provenance | None = None,
-) -> bool:
+) -> dict[str, dict[str, Any]]:
+    """Apply an update to `memory` without saving; its audit changes ({} when none).
+
+    When something changes, `updated_at` becomes `now`.
+    """
     before = _snapshot(memory)
-    old_tags = list(memory.tags)
     _apply(
         memory=memory,
         actor=actor,
@@ -461,9 +465,33 @@ def _update_existing(
         provenance=provenance,
     )
     changes = _changes(before, _snapshot(memory))
+    if changes:
+        memory.updated_at = now
+    return changes
+
+
+def _update_existing(
+    *,
+    memory: Memory,
+    actor: Actor,
+    values: dict[str, Any],
+    source: str,
+    source_requested: bool,
+    now: datetime,
+    provenance: Provenance | None = None,
+) -> bool:
+    old_tags = list(memory.tags)
+    changes = _plan_update(
+        memory=memory,
+        actor=actor,
+        values=values,
+        source=source,
+        source_requested=source_requested,
+        now=now,
+        provenance=provenance,
+    )
     if not changes:
         return False
-    memory.updated_at = now
     # Only the changed columns: the search index triggers fire on the ones they watch.
     memory.save(update_fields=[*changes, "updated_at"])
     if "tags" in changes:
@@ -752,14 +780,20 @@ def memory_upsert_many(
             if (m.category, m.key) in first
         }
         new: dict[int, Memory] = {}
+        existing: dict[int, Memory] = {}
         for pair, index in first.items():
-            store = stores[index]
             if pair in stored:
-                outcomes[index] = _store_existing(
-                    memory=stored[pair], actor=actor, store=store, now=now
-                )
+                existing[index] = stored[pair]
             else:
-                new[index] = _new_memory(mind=mind, actor=actor, store=store, now=now)
+                new[index] = _new_memory(mind=mind, actor=actor, store=stores[index], now=now)
+        if existing:
+            updated = _update_many(
+                [(memory, stores[index]) for index, memory in existing.items()],
+                actor=actor,
+                now=now,
+            )
+            for index, result in zip(existing, updated, strict=True):
+                outcomes[index] = result
         if new:
             try:
                 with transaction.atomic():
@@ -809,6 +843,68 @@ def mind_import(
     return outcomes
 
 
+def _update_many(
+    pairs: list[tuple[Memory, _Store]], *, actor: Actor, now: datetime
+) -> list[UpsertResult]:
+    """Apply each store to its stored memory as _update_existing does, writing in bulk:
+    one UPDATE statement per set of changed columns (run with executemany), the tag rows
+    and the `update` audit rows in one statement each. An unchanged memory writes nothing."""
+    results: list[UpsertResult] = []
+    by_columns: dict[tuple[str, ...], list[Memory]] = {}
+    events: list[dict[str, Any]] = []
+    tags_added: list[dict[str, Any]] = []
+    tags_removed: list[tuple[str, str]] = []
+    for memory, store in pairs:
+        old_tags = list(memory.tags)
+        changes = _plan_update(
+            memory=memory,
+            actor=actor,
+            values=store.values,
+            source=store.source,
+            source_requested=store.source_requested,
+            now=now,
+            provenance=store.provenance,
+        )
+        results.append(
+            UpsertResult(
+                memory=memory, action="updated", warnings=store.warnings, changed=bool(changes)
+            )
+        )
+        if not changes:
+            continue
+        by_columns.setdefault((*changes, "updated_at"), []).append(memory)
+        if "tags" in changes:
+            new_tags = list(memory.tags)
+            tags_removed += [(memory.pk, tag) for tag in old_tags if tag not in new_tags]
+            tags_added += [
+                {"memory_id": memory.pk, "mind_id": memory.mind_id, "tag": tag}
+                for tag in new_tags
+                if tag not in old_tags
+            ]
+        events.append(
+            _event_values(
+                memory=memory,
+                actor=actor,
+                action=MemoryEvent.Action.UPDATE,
+                changes=changes,
+                now=now,
+            )
+        )
+    for columns, memories in by_columns.items():
+        _update_rows(Memory, memories, columns)
+    if tags_removed:
+        quote = connection.ops.quote_name
+        with connection.cursor() as cursor:
+            cursor.executemany(
+                f"DELETE FROM {quote(MemoryTag._meta.db_table)} "
+                f"WHERE {quote('memory_id')} = %s AND {quote('tag')} = %s",
+                tags_removed,
+            )
+    _insert_rows(MemoryTag, tags_added)
+    _insert_rows(MemoryEvent, events)
+    return results
+
+
 def _insert_new(memories: list[Memory], *, actor: Actor, now: datetime) -> None:
     """INSERT new memories with their tag rows and `create` audit rows, one statement each."""
     _insert_rows(Memory, [m.__dict__ for m in memories])
@@ -850,24 +946,10 @@ def _stored_as_is(field: models.Field) -> tuple[type, ...]:
     return (*plain, type(None)) if plain and field.null else plain
 
 
-def _insert_rows(model: type[models.Model], rows: list[dict[str, Any]]) -> None:
-    """One parameterised INSERT, run with executemany over `rows` ({attname: value}).
-
-    For bulk sync: bulk_create spends most of its time building model instances and
-    compiling a fresh multi-row statement per ~60 rows. Values are prepared by each field's
-    get_db_prep_save as bulk_create does (plain strings and numbers of plain fields are
-    passed as they are; a timestamp shared by every row is prepared once). A missing value
-    takes the field's default. No signals, no ids read back (like bulk_create on SQLite).
-    """
-    if not rows:
-        return
-    fields = [f for f in model._meta.concrete_fields if not isinstance(f, models.AutoField)]
-    quote = connection.ops.quote_name
-    sql = "INSERT INTO {} ({}) VALUES ({})".format(
-        quote(model._meta.db_table),
-        ", ".join(quote(f.column) for f in fields),
-        ", ".join(["%s"] * len(fields)),
-    )
+def _db_values(fields: list[models.Field], rows: Iterable[dict[str, Any]]) -> list[list[Any]]:
+    """Each row ({attname: value}) as database values for `fields`, prepared by each field's
+    get_db_prep_save as the ORM does; plain strings and numbers of plain fields pass as they
+    are, a timestamp shared by many rows is prepared once, a missing value takes the default."""
     prepared: dict[tuple[str, Any], Any] = {}
 
     def prep(field: models.Field, as_is: tuple[type, ...], value: Any) -> Any:
@@ -881,12 +963,48 @@ def _insert_rows(model: type[models.Model], rows: list[dict[str, Any]]) -> None:
         return field.get_db_prep_save(value, connection)
 
     plan = [(f, f.attname, _stored_as_is(f)) for f in fields]
-    values = [
+    return [
         [prep(f, as_is, row[name] if name in row else f.get_default()) for f, name, as_is in plan]
         for row in rows
     ]
+
+
+def _insert_rows(model: type[models.Model], rows: list[dict[str, Any]]) -> None:
+    """One parameterised INSERT, run with executemany over `rows` ({attname: value}).
+
+    For bulk sync: bulk_create spends most of its time building model instances and
+    compiling a fresh multi-row statement per ~60 rows. No signals, no ids read back (like
+    bulk_create on SQLite).
+    """
+    if not rows:
+        return
+    fields = [f for f in model._meta.concrete_fields if not isinstance(f, models.AutoField)]
+    quote = connection.ops.quote_name
+    sql = "INSERT INTO {} ({}) VALUES ({})".format(
+        quote(model._meta.db_table),
+        ", ".join(quote(f.column) for f in fields),
+        ", ".join(["%s"] * len(fields)),
+    )
     with connection.cursor() as cursor:
-        cursor.executemany(sql, values)
+        cursor.executemany(sql, _db_values(fields, rows))
+
+
+def _update_rows(
+    model: type[models.Model], objects: list[models.Model], names: Iterable[str]
+) -> None:
+    """UPDATE the columns `names` of each object by primary key: one statement, executemany.
+    Like save(update_fields=names) per object, without signals."""
+    meta = model._meta
+    fields = [meta.get_field(name) for name in names]
+    quote = connection.ops.quote_name
+    sql = "UPDATE {} SET {} WHERE {} = %s".format(
+        quote(meta.db_table),
+        ", ".join(f"{quote(f.column)} = %s" for f in fields),
+        quote(meta.pk.column),
+    )
+    values = _db_values(fields, [obj.__dict__ for obj in objects])
+    with connection.cursor() as cursor:
+        cursor.executemany(sql, [[*row, obj.pk] for row, obj in zip(values, objects, strict=True)])
 
 
 def memory_update(

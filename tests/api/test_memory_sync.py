@@ -189,3 +189,32 @@ def test_sync_isolation(agent, mind, stranger_agent, stranger_mind, other_human)
     assert response.status_code == 404
     mine.refresh_from_db()
     assert mine.content == "mine"
+
+
+def test_synced_creates_and_updates_reach_the_search_index(agent, mind):
+    sync(agent, [{"category": "fact", "key": "k", "content": "Deploys with Kubernetes"}])
+    assert agent.get("/memory/search?q=kubernetes").json()["total"] == 1
+    sync(
+        agent, [{"category": "fact", "key": "k", "content": "Deploys with Nomad", "tags": ["ops"]}]
+    )
+    assert agent.get("/memory/search?q=kubernetes").json()["total"] == 0
+    assert agent.get("/memory/search?q=nomad").json()["total"] == 1
+    assert agent.get("/memory/by-tag?tag=ops").json()["total"] == 1
+
+
+def test_sync_of_1000_changed_memories_is_batched(agent, mind):
+    items = [
+        {"category": "note", "key": f"n{i}", "content": f"v1 {i}", "tags": ["a"]}
+        for i in range(1000)
+    ]
+    sync(agent, items)
+    for item in items:
+        item["content"] = item["content"].replace("v1", "v2")
+        item["tags"] = ["b"]
+    with CaptureQueriesContext(connection) as ctx:
+        body = sync(agent, items).json()
+    assert body["updated"] == 1000
+    assert len(ctx.captured_queries) < 20
+    assert set(MemoryTag.objects.filter(mind=mind).values_list("tag", flat=True)) == {"b"}
+    assert MemoryEvent.objects.filter(mind=mind, action="update").count() == 1000
+    assert Memory.objects.filter(mind=mind, content__startswith="v2").count() == 1000
