@@ -7,6 +7,8 @@ The grammar is deliberately small, the way people type into a search box:
   ("who am I" still searches something).
 - ``"quoted phrase"``: must appear, words adjacent and in order.
 - ``term*``: prefix match (at least ``MIN_PREFIX_CHARS`` letters or digits before the ``*``).
+  The index holds Porter stems, so a prefix matches the beginning of a word's stem:
+  ``deplo*`` finds "deployment", but ``deploym*`` does not (its stem is "deploy").
 - ``-term`` / ``-"a phrase"``: memories containing it are left out.
 
 Everything else is text, never syntax: FTS5 operators (``AND``, ``OR``, ``NOT``, ``NEAR``),

@@ -29,7 +29,11 @@ repeated here so `manage.py search_index --rebuild` can restore it, a test keeps
   database but rare in this mind costs about as much as its matches in this mind, not all
   of its matches. bm25 gives that column weight 0 and user terms are limited to the other
   columns. The SQL still filters `m.mind_id = %s`, so the token is an accelerator, never
-  the only guard.
+  the only guard. bench/bench_search.py, a word in 30% of 100,000 memories but in 5 of
+  this mind's 10,000: 1.3 ms with the token, 24 ms filtering by mind after the join.
+- Snippets mark matched words with « and »: one character each, rare in notes and code
+  (square brackets are common in both), and unambiguous to a model reading the JSON.
+  When only the key or the tags matched, the snippet is the key with its words marked.
 """
 
 from __future__ import annotations
@@ -51,8 +55,9 @@ TRIGGER_NAMES = ("memories_memory_fts_ai", "memories_memory_fts_ad", "memories_m
 # more than a word the content mentions in passing. Only modestly more: keys also carry the
 # category prefix ("preference_…", "project_…"), which matches generic question words
 # ("prefer", "project"), and a strong boost lets those outrank the content that answers.
-# bench/search_eval.py prints this choice beside equal weights and a strong 4/3/1 boost;
-# on its 60 questions the three differ by one question, 1.5/1.5/1 being the best of them.
+# bench/search_eval.py prints this choice beside equal weights and a strong 4/3/1 boost:
+# on its 60 questions hit@3 0.950 / MRR 0.894 here, 0.950 / 0.878 equal, 0.933 / 0.893
+# for 4/3/1: small differences on a small set, in favour of a modest boost.
 # The mind token scores nothing: every candidate has it.
 WEIGHTS = {"key": 1.5, "tags": 1.5, "content": 1.0}
 
