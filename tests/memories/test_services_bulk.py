@@ -119,6 +119,8 @@ def test_a_concurrent_insert_falls_back_to_one_by_one(owner, monkeypatch):
         return real_new_memory(mind=mind, actor=actor, store=store, now=now)
 
     monkeypatch.setattr(services, "_new_memory", new_memory_after_a_rival)
+    # SQLite serialises writers, so this race can only happen on PostgreSQL: take that path.
+    monkeypatch.setattr(services, "_writers_serialised", lambda: False)
     outcomes = memory_upsert_many(
         mind=mind,
         actor=AGENT,
