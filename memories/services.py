@@ -773,9 +773,21 @@ def memory_upsert_many(
         if first.setdefault((store.category, store.key), index) != index:
             repeats.append(index)
 
+    keys = {key for _, key in first}
+    # Drafts of the memories this call will probably create (ids, defaults, the source and
+    # verification rules), built before the write lock is taken so other writers do not wait
+    # for work that needs neither the lock nor the final timestamp. This lookup is only a
+    # hint; the one under the lock decides.
+    drafted = now or timezone.now()
+    known = set(Memory.objects.filter(mind=mind, key__in=keys).values_list("category", "key"))
+    drafts = {
+        index: _new_memory(mind=mind, actor=actor, store=stores[index], now=drafted)
+        for pair, index in first.items()
+        if pair not in known
+    }
+
     with transaction.atomic():
         now = now or timezone.now()  # inside the transaction: see _upsert_one
-        keys = {key for _, key in first}
         stored = {
             (m.category, m.key): m
             for m in Memory.objects.select_for_update().filter(mind=mind, key__in=keys)
@@ -786,6 +798,8 @@ def memory_upsert_many(
         for pair, index in first.items():
             if pair in stored:
                 existing[index] = stored[pair]
+            elif index in drafts:
+                new[index] = _restamp(drafts[index], store=stores[index], drafted=drafted, now=now)
             else:
                 new[index] = _new_memory(mind=mind, actor=actor, store=stores[index], now=now)
         if existing:
@@ -846,6 +860,15 @@ def mind_import(
                 now=now,
             )
     return outcomes
+
+
+def _restamp(memory: Memory, *, store: _Store, drafted: datetime, now: datetime) -> Memory:
+    """Move a draft from the time it was drafted to the time it is written."""
+    memory.created_at = memory.updated_at = now
+    restored = store.provenance is not None and store.provenance.verified_at is not None
+    if memory.verified_at == drafted and not restored:  # verified by the writing person
+        memory.verified_at = now
+    return memory
 
 
 def _writers_serialised() -> bool:

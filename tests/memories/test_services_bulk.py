@@ -133,3 +133,17 @@ def test_a_concurrent_insert_falls_back_to_one_by_one(owner, monkeypatch):
     assert outcomes[0].memory.pk == raced[0].pk
     assert Memory.objects.filter(mind=mind).count() == 2
     assert Memory.objects.get(pk=raced[0].pk).content == "ours"
+
+
+def test_new_memories_carry_the_time_of_the_write_not_of_the_draft(owner, monkeypatch):
+    """Drafts are built before the write lock; what is stored is stamped under it."""
+    mind, _ = mind_create(owner=owner, name="m")
+    drafted, written = datetime(2026, 5, 1, tzinfo=UTC), datetime(2026, 5, 1, 0, 0, 1, tzinfo=UTC)
+    clock = [drafted, written]
+    monkeypatch.setattr(services.timezone, "now", lambda: clock.pop(0) if clock else written)
+    (outcome,) = memory_upsert_many(
+        mind=mind, actor=PERSON, items=[{"category": "fact", "content": "x"}]
+    )
+    memory = Memory.objects.get(pk=outcome.memory.pk)
+    assert memory.created_at == memory.updated_at == memory.verified_at == written
+    assert MemoryEvent.objects.get(memory_id=memory.pk).at == written
