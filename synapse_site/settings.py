@@ -150,12 +150,19 @@ if _db["ENGINE"] == "django.db.backends.sqlite3":
     # busy timeout makes writers queue instead of failing, and IMMEDIATE takes the write
     # lock at BEGIN so a transaction never has to upgrade (the source of "database is locked").
     _db["CONN_MAX_AGE"] = 0 if DEBUG else 600
+    # NORMAL (in WAL mode) survives a crash of the server processes but may lose the last
+    # commits on power loss or an OS crash; FULL syncs the WAL at every commit and does not.
+    SQLITE_SYNCHRONOUS = env_str("SYNAPSE_SQLITE_SYNCHRONOUS", "NORMAL").upper()
+    if SQLITE_SYNCHRONOUS not in {"NORMAL", "FULL", "EXTRA"}:
+        raise ImproperlyConfigured(
+            f"SYNAPSE_SQLITE_SYNCHRONOUS={SQLITE_SYNCHRONOUS!r}: use NORMAL, FULL or EXTRA."
+        )
     _db["OPTIONS"] = {
         "timeout": 20,
         "transaction_mode": "IMMEDIATE",
         "init_command": (
             "PRAGMA journal_mode=WAL;"
-            "PRAGMA synchronous=NORMAL;"
+            f"PRAGMA synchronous={SQLITE_SYNCHRONOUS};"
             "PRAGMA busy_timeout=20000;"
             "PRAGMA foreign_keys=ON;"
             "PRAGMA cache_size=-20000;"
