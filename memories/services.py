@@ -749,9 +749,11 @@ def memory_upsert_many(
 
     The same outcome as calling memory_upsert per item, in bulk: every item is checked
     first; one query finds the stored memories; new ones are inserted with their tag rows
-    and audit rows in a few multi-row INSERTs; stored ones are updated one by one (an
-    unchanged one costs nothing). An item repeating an earlier item's (category, key) is
-    applied after the others, in order, as an update. If the bulk insert collides with a
+    and audit rows, one executemany statement per table; changed ones are updated with one
+    statement per set of changed columns (an unchanged one writes nothing). An item
+    repeating an earlier item's (category, key) is applied after the others, in order, with
+    memory_upsert's own path. Everything is stamped with one time, taken under the write
+    lock, and commits in one transaction. If the bulk insert collides with a
     concurrent writer of the same key, the batch falls back to memory_upsert item by item,
     each in its own savepoint, where the race is settled as usual. (On SQLite, where the
     transaction holds the write lock from its start, that cannot happen and the batch is
