@@ -775,13 +775,19 @@ def memory_upsert_many(
         if first.setdefault((store.category, store.key), index) != index:
             repeats.append(index)
 
-    keys = {key for _, key in first}
+    # category IN and key IN: the unique (mind, category, key) index answers each pair with
+    # one probe; `key IN` alone would scan every memory of the mind.
+    with_keys = Memory.objects.filter(
+        mind=mind,
+        category__in={category for category, _ in first},
+        key__in={key for _, key in first},
+    )
     # Drafts of the memories this call will probably create (ids, defaults, the source and
     # verification rules), built before the write lock is taken so other writers do not wait
     # for work that needs neither the lock nor the final timestamp. This lookup is only a
     # hint; the one under the lock decides.
     drafted = now or timezone.now()
-    known = set(Memory.objects.filter(mind=mind, key__in=keys).values_list("category", "key"))
+    known = set(with_keys.values_list("category", "key"))
     drafts = {
         index: _new_memory(mind=mind, actor=actor, store=stores[index], now=drafted)
         for pair, index in first.items()
@@ -792,7 +798,7 @@ def memory_upsert_many(
         now = now or timezone.now()  # inside the transaction: see _upsert_one
         stored = {
             (m.category, m.key): m
-            for m in Memory.objects.select_for_update().filter(mind=mind, key__in=keys)
+            for m in with_keys.select_for_update()
             if (m.category, m.key) in first
         }
         new: dict[int, Memory] = {}
