@@ -1,6 +1,19 @@
 from django.apps import AppConfig
+from django.db.models.signals import post_migrate
+
+
+def _ensure_search_index(sender, using, verbosity=1, stdout=None, **kwargs) -> None:
+    # On SQLite, a migration that alters memories_memory remakes the table, dropping the
+    # FTS5 triggers and renumbering rowids: rebuild the index at the end of that migrate.
+    from memories.search import sqlite
+
+    if sqlite.ensure_index(using=using) and verbosity >= 1 and stdout is not None:
+        stdout.write(f"Search index rebuilt on {using!r}: the memories table had been remade.\n")
 
 
 class MemoriesConfig(AppConfig):
     name = "memories"
     verbose_name = "Memories"
+
+    def ready(self) -> None:
+        post_migrate.connect(_ensure_search_index, sender=self)

@@ -34,6 +34,19 @@ def pytest_configure(config):
     }
 
 
+def pytest_collection_modifyitems(config, items):
+    # `make test` runs the suite twice, on SQLite and on PostgreSQL; a test of one backend's
+    # internals is marked and skipped, with the reason, on the other.
+    from django.db import connection
+
+    vendor = connection.vendor
+    for item in items:
+        if "sqlite_only" in item.keywords and vendor != "sqlite":
+            item.add_marker(pytest.mark.skip(reason=f"SQLite only; this pass runs on {vendor}"))
+        if "postgres_only" in item.keywords and vendor != "postgresql":
+            item.add_marker(pytest.mark.skip(reason=f"PostgreSQL only; this pass runs on {vendor}"))
+
+
 @pytest.fixture(autouse=True)
 def _fresh_cache():
     # Throttle buckets and other cached state must not leak between tests.

@@ -2,17 +2,17 @@
 
 - query.py  turns what a person typed into a `ParsedQuery` (and a safe FTS5 expression);
 - sqlite.py is the SQLite FTS5 backend (index DDL, the MATCH query, rebuild and check);
+- postgres.py is the PostgreSQL backend (tsvector column, triggers, GIN index): same answers;
 - api.py    is `GET /memory/search`.
-
-PostgreSQL full-text search will be a second backend behind this same function.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
+from types import ModuleType
 
-from django.db import connection
+from django.db import DEFAULT_DB_ALIAS, connections
 from django.utils import timezone
 
 from memories.models import Memory
@@ -28,7 +28,7 @@ MAX_LIMIT = 100
 @dataclass(frozen=True)
 class SearchHit:
     memory: Memory
-    score: float  # higher is better (negated bm25)
+    score: float  # higher is better (negated bm25 on SQLite, ts_rank on PostgreSQL)
     snippet: str  # matched words marked «like this»
 
 
@@ -38,6 +38,20 @@ class SearchPage:
     parsed: ParsedQuery
     hits: list[SearchHit]
     total: int  # every match after filters, not only this page
+
+
+def backend(using: str = DEFAULT_DB_ALIAS) -> ModuleType:
+    """The search backend module for the database `using`: sqlite or postgres."""
+    vendor = connections[using].vendor
+    if vendor == "sqlite":
+        from memories.search import sqlite
+
+        return sqlite
+    if vendor == "postgresql":
+        from memories.search import postgres
+
+        return postgres
+    raise NotImplementedError(f"Full-text search is not implemented for {vendor}.")
 
 
 def memory_search(
@@ -58,11 +72,7 @@ def memory_search(
     parsed = parse_query(q)
     limit = max(1, min(limit, MAX_LIMIT))
     now = now or timezone.now()
-    if connection.vendor != "sqlite":
-        raise NotImplementedError("Search is implemented for SQLite only so far.")
-    from memories.search import sqlite
-
-    found = sqlite.search(
+    found = backend().search(
         mind_id=mind.pk,
         parsed=parsed,
         tag=tag.strip().lower() if tag else None,

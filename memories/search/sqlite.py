@@ -10,10 +10,10 @@ repeated here so `manage.py search_index --rebuild` can restore it, a test keeps
   AlterField/RemoveField migrations on SQLite copy it into a new table, renumbering rowids
   and dropping its triggers), and SQLite documents that VACUUM may renumber rowids of a
   table without an INTEGER PRIMARY KEY (3.40 keeps them in practice). Either leaves the
-  index pointing at the wrong rows. We do not add a column for this: `search_index
-  --check` detects it (it compares the whole index with a fresh one), `--rebuild` repairs
-  it, and tests/memories/test_search_index.py fails if a migration leaves triggers missing.
-  A migration that remakes memories_memory must end by running `rebuild_index`.
+  index pointing at the wrong rows. We do not add a column for this: a remake drops the
+  triggers, and after every `migrate` a post_migrate handler (memories/apps.py →
+  `ensure_index`) rebuilds the index when they are missing; `search_index --check` detects
+  the rest (it compares the whole index with a fresh one) and `--rebuild` repairs it.
 - Tokenizer: `porter unicode61 remove_diacritics 2`: case-folding, accents removed
   ("schafer" finds "Schäfer") and English stemming ("deploying" finds "deployed").
   unicode61 already splits on `_ . - :` (they are punctuation, not letters or digits), so
@@ -242,9 +242,8 @@ def rebuild_index(*, using: str = DEFAULT_DB_ALIAS) -> int:
     """Recreate the index table and triggers from scratch; return how many memories it holds.
 
     A later migration that makes Django rebuild memories_memory (most field changes on
-    SQLite) loses the triggers and renumbers rowids; it must end with
-    `RunPython(lambda apps, schema_editor: rebuild_index(using=schema_editor.connection.alias))`
-    (on SQLite only).
+    SQLite) loses the triggers and renumbers rowids; `ensure_index` calls this at the end of
+    that `migrate`.
     """
     with transaction.atomic(using=using), connections[using].cursor() as cursor:
         for statement in (*DROP_SQL, CREATE_TABLE_SQL, *TRIGGERS_SQL, FILL_SQL):
@@ -252,6 +251,30 @@ def rebuild_index(*, using: str = DEFAULT_DB_ALIAS) -> int:
         cursor.execute(f"INSERT INTO {FTS_TABLE}({FTS_TABLE}) VALUES ('optimize')")
         cursor.execute(f"SELECT count(*) FROM {FTS_TABLE}_docsize")
         return cursor.fetchone()[0]
+
+
+def ensure_index(*, using: str = DEFAULT_DB_ALIAS) -> bool:
+    """Rebuild the index if its table or a trigger is missing; True if it had to.
+
+    Run after every `migrate` (post_migrate, memories/apps.py). Does nothing before
+    migration 0002 created the index, or after it was reversed.
+    """
+    from django.db.migrations.recorder import MigrationRecorder
+
+    db = connections[using]
+    if db.vendor != "sqlite":
+        return False
+    with db.cursor() as cursor:
+        present = _existing(cursor, "table", [FTS_TABLE]) | _existing(
+            cursor, "trigger", TRIGGER_NAMES
+        )
+    if len(present) == 1 + len(TRIGGER_NAMES):
+        return False
+    applied = MigrationRecorder(db).applied_migrations()
+    if ("memories", "0002_search_index") not in applied:
+        return False
+    rebuild_index(using=using)
+    return True
 
 
 def index_problems(*, using: str = DEFAULT_DB_ALIAS) -> list[str]:

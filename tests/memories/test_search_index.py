@@ -1,4 +1,7 @@
-"""The FTS5 index follows every write (triggers) and the management command checks it."""
+"""The FTS5 index follows every write (triggers) and the management command checks it.
+
+SQLite internals; tests/memories/test_search_index_postgres.py is the PostgreSQL twin.
+"""
 
 from __future__ import annotations
 
@@ -13,7 +16,7 @@ from memories.search import memory_search
 from memories.search import sqlite as fts
 from memories.services import Actor, memory_delete, memory_update, memory_upsert
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.sqlite_only]
 
 
 def found(mind, q: str) -> list[str]:
@@ -278,6 +281,37 @@ def test_table_remake_loses_the_triggers_and_rebuild_index_restores_them(mind):
         assert found(mind, "wombat") == ["note_b"]
         remember(mind, "note_c", "platypus")  # the triggers follow writes again
         assert found(mind, "platypus") == ["note_c"]
+    finally:
+        with connection.schema_editor() as editor:
+            editor.alter_field(Memory, new, old)
+        fts.rebuild_index()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_migrate_after_a_table_remake_rebuilds_the_index_by_itself(mind):
+    # A future migration altering a Memory field on SQLite: Django copies memories_memory
+    # into a new table (triggers dropped, rowids renumbered). The post_migrate handler at the
+    # end of that `migrate` restores the index; no step in the migration is needed.
+    from django.db import models
+
+    for key, word in [("note_a", "quokka"), ("note_b", "wombat"), ("note_c", "numbat")]:
+        remember(mind, key, word, tags=["marsupial"])
+    Memory.objects.filter(key="note_a").delete()  # a gap, so the copy renumbers rowids
+    old = Memory._meta.get_field("verified_by")
+    new = models.CharField(max_length=300, blank=True)
+    new.set_attributes_from_name("verified_by")
+    new.model = Memory
+    try:
+        with connection.schema_editor() as editor:
+            editor.alter_field(Memory, old, new)
+        assert schema_sql("trigger", fts.TRIGGER_NAMES) == {}
+        call_command("migrate", verbosity=0)
+        assert_index_sound()
+        assert sorted(found(mind, "marsupial")) == ["note_b", "note_c"]
+        assert found(mind, "numbat") == ["note_c"]
+        remember(mind, "note_d", "platypus")  # the triggers follow writes again
+        assert found(mind, "platypus") == ["note_d"]
+        assert fts.ensure_index() is False  # nothing missing: nothing rebuilt
     finally:
         with connection.schema_editor() as editor:
             editor.alter_field(Memory, new, old)

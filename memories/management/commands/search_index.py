@@ -3,33 +3,36 @@
 from __future__ import annotations
 
 from django.core.management.base import BaseCommand, CommandError
-from django.db import connection
+from django.db import DEFAULT_DB_ALIAS
+
+from memories.search import backend
 
 
 class Command(BaseCommand):
     help = (
         "Rebuild the full-text search index from the memories table (--rebuild) and/or "
-        "verify it (--check: triggers present, FTS5 integrity-check, index equal to a fresh "
-        "build). Run --rebuild after restoring a backup, after a migration that rebuilt "
-        "the memories table, or when --check reports a problem."
+        "verify it (--check: triggers present, index equal to a fresh build; on SQLite also "
+        "FTS5's integrity-check). Run --rebuild after restoring a backup or copying data in "
+        "without triggers, or when --check reports a problem."
     )
 
     def add_arguments(self, parser):
         parser.add_argument("--rebuild", action="store_true", help="Recreate and refill it.")
         parser.add_argument("--check", action="store_true", help="Verify it; exit 1 if bad.")
+        parser.add_argument("--database", default=DEFAULT_DB_ALIAS, help="Database alias.")
 
-    def handle(self, *args, rebuild: bool, check: bool, **options):
-        if connection.vendor != "sqlite":
-            raise CommandError("The search index is managed here only on SQLite.")
-        from memories.search import sqlite
-
+    def handle(self, *args, rebuild: bool, check: bool, database: str, **options):
         if not (rebuild or check):
             raise CommandError("Say what to do: --rebuild, --check, or both.")
+        try:
+            search = backend(database)
+        except NotImplementedError as exc:
+            raise CommandError(str(exc)) from None
         if rebuild:
-            count = sqlite.rebuild_index()
+            count = search.rebuild_index(using=database)
             self.stdout.write(f"Search index rebuilt: {count} memories indexed.")
         if check:
-            problems = sqlite.index_problems()
+            problems = search.index_problems(using=database)
             if problems:
                 for problem in problems:
                     self.stderr.write(problem)

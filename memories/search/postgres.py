@@ -1,0 +1,354 @@
+"""The PostgreSQL backend: a tsvector column on memories_memory, kept by triggers, GIN-indexed.
+
+Same answers as the SQLite FTS5 backend (tests run on both). The DDL is created by migration
+0003_search_index_postgres and repeated here for `manage.py search_index --rebuild`; a test
+keeps both equal. Why each choice:
+
+- Tokens like unicode61's: every ASCII punctuation character becomes a space before the text
+  reaches the parser (`translate`, char for char), in the document and in the query. FTS5's
+  unicode61 splits on them all; PostgreSQL's parser would otherwise make one token of
+  `node.js`, `a@b.com`, `v1.2` or `pref_editor`. So key `pref_editor` is "pref editor" and
+  "editor" finds it, and a hyphenated word is two words on both backends.
+- Text search configuration `synapse`: english's parser, every word mapped through
+  `unaccent` (case and accents ignored: "schafer" finds "Schäfer") then a Snowball English
+  stemmer *without* a stop-word list: FTS5's porter tokenizer keeps stop words too, and
+  query.py already decides when they matter ("who am I" searches them).
+- Weights: key A, tags B, content D, ranked by ts_rank with {D, C, B, A} = {0.67, 0, 1, 1}
+  (ts_rank wants 0..1): the same modest boost for a word in the key or a tag as the bm25
+  column weights (sqlite.WEIGHTS). Length-normalised (flag 1), as bm25 is.
+- A trigger, not a generated column: `unaccent` is only STABLE, so a generated column would
+  need an IMMUTABLE wrapper that lies. The BEFORE UPDATE trigger fires only when key, tags
+  or content change, like the FTS5 update trigger.
+- Scoping by mind: the GIN index is on (mind_id, search_vector) (btree_gin), so a term
+  common in other minds but rare in this one costs its matches in this mind, as the mind
+  token does in FTS5. The SQL still filters `m.mind_id = %s`.
+- The query: query.py's ParsedQuery rendered as a to_tsquery string of single-quoted words
+  (no quote or backslash can survive the punctuation translation, so every input is valid
+  syntax), passed as one bound parameter: phrases with <->, prefixes with :*, exclusions
+  with !, plain words ORed.
+- Snippets: ts_headline over the same translated text (so it marks exactly the words that
+  matched), mapped back onto the original characters (the translation keeps every
+  position), with … where the fragment does not reach the start or end. When only the key
+  or a tag matched, the key with its words marked.
+"""
+
+from __future__ import annotations
+
+import json
+import string
+from datetime import datetime
+
+from django.db import DEFAULT_DB_ALIAS, connections, transaction
+
+from memories.models import Memory
+from memories.search.query import MIN_PREFIX_CHARS, ParsedQuery, Term
+from memories.search.sqlite import (
+    SNIPPET_CLOSE,
+    SNIPPET_ELLIPSIS,
+    SNIPPET_OPEN,
+    SNIPPET_TOKENS,
+    WEIGHTS,
+    Hits,
+)
+
+CONFIG = "synapse"
+VECTOR_COLUMN = "search_vector"
+DOCUMENT_FUNCTION = "memories_memory_search_document"
+TRIGGER_FUNCTION = "memories_memory_search_vector"
+TRIGGER_NAMES = ("memories_memory_search_ai", "memories_memory_search_au")
+INDEX_NAME = "memories_memory_search_idx"
+
+PLAIN_FUNCTION = "memories_memory_search_plain"
+
+_PUNCTUATION = string.punctuation  # the 32 ASCII punctuation characters
+_TO_SPACES = str.maketrans(_PUNCTUATION, " " * len(_PUNCTUATION))
+
+
+def plain_text(text: str) -> str:
+    """What the index sees of `text`: ASCII punctuation turned into spaces, char for char.
+
+    The SQL function memories_memory_search_plain does the same in the database.
+    """
+    return text.translate(_TO_SPACES)
+
+
+# --- DDL (frozen copy in migration 0003_search_index_postgres) ----------------------------
+
+_PLAIN_BODY = (
+    "SELECT translate(value, '"
+    + _PUNCTUATION.replace("'", "''")
+    + "', '"
+    + " " * len(_PUNCTUATION)
+    + "')"
+)
+_TAGS_TEXT = (
+    "CASE WHEN jsonb_typeof(tags) = 'array' THEN "
+    "(SELECT string_agg(value, ' ') FROM jsonb_array_elements_text(tags)) END"
+)
+
+SETUP_SQL = (
+    "CREATE EXTENSION IF NOT EXISTS unaccent",
+    "CREATE EXTENSION IF NOT EXISTS btree_gin",
+    "CREATE TEXT SEARCH DICTIONARY synapse_stem (TEMPLATE = snowball, LANGUAGE = english)",
+    f"CREATE TEXT SEARCH CONFIGURATION {CONFIG} (COPY = english)",
+    f"ALTER TEXT SEARCH CONFIGURATION {CONFIG} ALTER MAPPING FOR "
+    "asciiword, asciihword, hword_asciipart, word, hword, hword_part, "
+    "numword, numhword, hword_numpart WITH unaccent, synapse_stem",
+    f"ALTER TABLE memories_memory ADD COLUMN {VECTOR_COLUMN} tsvector",
+)
+
+FUNCTIONS_SQL = (
+    f"CREATE OR REPLACE FUNCTION {PLAIN_FUNCTION}(value text) RETURNS text "
+    f"LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE AS $fn$ {_PLAIN_BODY} $fn$",
+    f"CREATE OR REPLACE FUNCTION {DOCUMENT_FUNCTION}(key text, tags jsonb, content text) "
+    "RETURNS tsvector LANGUAGE sql STABLE AS $fn$ SELECT "
+    f"setweight(to_tsvector('{CONFIG}', {PLAIN_FUNCTION}(coalesce(key, ''))), 'A') || "
+    f"setweight(to_tsvector('{CONFIG}', {PLAIN_FUNCTION}(coalesce({_TAGS_TEXT}, ''))), 'B') || "
+    f"setweight(to_tsvector('{CONFIG}', {PLAIN_FUNCTION}(coalesce(content, ''))), 'D') $fn$",
+    f"CREATE OR REPLACE FUNCTION {TRIGGER_FUNCTION}() RETURNS trigger LANGUAGE plpgsql AS $fn$ "
+    f"BEGIN NEW.{VECTOR_COLUMN} := {DOCUMENT_FUNCTION}(NEW.key, NEW.tags, NEW.content); "
+    "RETURN NEW; END $fn$",
+)
+
+TRIGGERS_SQL = (
+    f"CREATE TRIGGER memories_memory_search_ai BEFORE INSERT ON memories_memory "
+    f"FOR EACH ROW EXECUTE FUNCTION {TRIGGER_FUNCTION}()",
+    # Only when an indexed value changes: verifying or re-prioritising does not reindex.
+    f"CREATE TRIGGER memories_memory_search_au BEFORE UPDATE ON memories_memory FOR EACH ROW "
+    "WHEN (OLD.key IS DISTINCT FROM NEW.key OR OLD.tags IS DISTINCT FROM NEW.tags "
+    "OR OLD.content IS DISTINCT FROM NEW.content) "
+    f"EXECUTE FUNCTION {TRIGGER_FUNCTION}()",
+)
+
+FILL_SQL = f"UPDATE memories_memory SET {VECTOR_COLUMN} = {DOCUMENT_FUNCTION}(key, tags, content)"
+
+INDEX_SQL = f"CREATE INDEX {INDEX_NAME} ON memories_memory USING gin (mind_id, {VECTOR_COLUMN})"
+
+REVERSE_SQL = (
+    *(f"DROP TRIGGER IF EXISTS {name} ON memories_memory" for name in TRIGGER_NAMES),
+    f"DROP FUNCTION IF EXISTS {TRIGGER_FUNCTION}()",
+    f"DROP INDEX IF EXISTS {INDEX_NAME}",
+    f"ALTER TABLE memories_memory DROP COLUMN IF EXISTS {VECTOR_COLUMN}",
+    f"DROP FUNCTION IF EXISTS {DOCUMENT_FUNCTION}(text, jsonb, text)",
+    f"DROP FUNCTION IF EXISTS {PLAIN_FUNCTION}(text)",
+    f"DROP TEXT SEARCH CONFIGURATION IF EXISTS {CONFIG}",
+    "DROP TEXT SEARCH DICTIONARY IF EXISTS synapse_stem",
+)
+
+MIGRATION_SQL = (*SETUP_SQL, *FUNCTIONS_SQL, *TRIGGERS_SQL, FILL_SQL, INDEX_SQL)
+
+
+# --- the query ---------------------------------------------------------------------------
+
+
+def _term_tsquery(term: Term) -> str | None:
+    """One term as tsquery text: quoted words joined by <->, the last one `:*` for a prefix."""
+    words = plain_text(term.text).split()
+    if not words:
+        return None
+    operands = [f"'{word}'" for word in words]  # no ' or \ left: plain_text removed them
+    if term.prefix:
+        operands[-1] += ":*"
+    expression = " <-> ".join(operands)
+    if len(operands) > 1:
+        expression = f"({expression})"
+    # The stemmer turns a final "y" into "i" ("lazy" → "lazi"), in prefixes too, so
+    # "lazy*" would miss "lazyvim": also try the prefix without its "y" (as sqlite does).
+    shorter = term.text[:-1]
+    if (
+        term.prefix
+        and term.text.endswith("y")
+        and sum(ch.isalnum() for ch in shorter) >= MIN_PREFIX_CHARS
+    ):
+        alternative = _term_tsquery(Term(shorter, prefix=True))
+        if alternative:
+            expression = f"({expression} | {alternative})"
+    return expression
+
+
+def to_tsquery_text(parsed: ParsedQuery) -> str:
+    """The to_tsquery input for a parsed query: the same logic as query.to_fts5.
+
+    Phrases are ANDed; plain words ORed (with the phrases, so they only lift the ranking);
+    exclusions as `& !(...)`. Terms with no word left (only punctuation) are skipped.
+    """
+
+    def rendered(terms) -> list[str]:
+        return [text for text in map(_term_tsquery, terms) if text]
+
+    parts = rendered(parsed.required)
+    any_of = rendered(parsed.required + parsed.optional)
+    if parsed.optional and any_of:
+        parts.append("(" + " | ".join(any_of) + ")")
+    expression = " & ".join(parts)
+    excluded = rendered(parsed.excluded)
+    if expression and excluded:
+        expression = f"({expression}) & !(" + " | ".join(excluded) + ")"
+    return expression
+
+
+_COLUMNS = ", ".join(f'm."{f.column}"' for f in Memory._meta.concrete_fields)
+# ts_rank takes weights in 0..1 ({D, C, B, A}): sqlite.WEIGHTS scaled to the largest.
+_TOP = max(WEIGHTS.values())
+_RANK_WEIGHTS = (
+    f"'{{{WEIGHTS['content'] / _TOP:.4f}, 0.0, "
+    f"{WEIGHTS['tags'] / _TOP:.4f}, {WEIGHTS['key'] / _TOP:.4f}}}'"
+)
+_TSQUERY = f"to_tsquery('{CONFIG}', %s)"
+_HEADLINE = (
+    f"StartSel={SNIPPET_OPEN}, StopSel={SNIPPET_CLOSE}, MaxWords={SNIPPET_TOKENS}, "
+    f"MinWords={SNIPPET_TOKENS // 2}, ShortWord=0, MaxFragments=1"
+)
+
+# `matched` ranks every match of the mind and is counted for `total`; `page` keeps the best
+# `limit`; only those get headlines (ts_headline re-parses the text). The tsquery is written
+# out where it is used (not joined from a CTE) so the planner sees a constant it can take
+# to the GIN index. Equal scores (rare): the newer memory first, as on SQLite.
+SEARCH_SQL = f"""
+WITH matched AS MATERIALIZED (
+    SELECT m.id AS hit_id, m.created_at AS hit_created,
+           ts_rank({_RANK_WEIGHTS}, m.{VECTOR_COLUMN}, {_TSQUERY}, 1) AS hit_rank
+    FROM memories_memory AS m
+    WHERE m.mind_id = %s AND m.{VECTOR_COLUMN} @@ {_TSQUERY} /*filters*/
+),
+page AS MATERIALIZED (
+    SELECT * FROM matched ORDER BY hit_rank DESC, hit_created DESC, hit_id DESC LIMIT %s
+)
+SELECT {_COLUMNS}, page.hit_rank AS search_score,
+       (SELECT count(*) FROM matched) AS search_total,
+       ts_headline('{CONFIG}', {PLAIN_FUNCTION}(m.content), q.query, '{_HEADLINE}')
+           AS search_snippet,
+       ts_headline('{CONFIG}', {PLAIN_FUNCTION}(m.key), q.query,
+                   'StartSel={SNIPPET_OPEN}, StopSel={SNIPPET_CLOSE}, HighlightAll=true')
+           AS search_key
+FROM page JOIN memories_memory AS m ON m.id = page.hit_id
+CROSS JOIN (SELECT {_TSQUERY} AS query) AS q
+ORDER BY page.hit_rank DESC, page.hit_created DESC, page.hit_id DESC
+"""
+
+
+def search(
+    *,
+    mind_id: str,
+    parsed: ParsedQuery,
+    tag: str | None,
+    category: str | None,
+    include_expired: bool,
+    limit: int,
+    now: datetime,
+) -> Hits:
+    """Run one search: the only place a tsquery is executed, every value a bound parameter."""
+    expression = to_tsquery_text(parsed)
+    if not expression:  # only punctuation-like words: nothing can match
+        return Hits([], 0)
+    filters, params = [], []
+    if category:
+        filters.append("AND m.category = %s")
+        params.append(category)
+    if tag:
+        filters.append("AND m.tags @> %s::jsonb")
+        params.append(json.dumps([tag]))
+    if not include_expired:
+        filters.append("AND (m.expires_at IS NULL OR m.expires_at > %s)")
+        params.append(now)
+    sql = SEARCH_SQL.replace("/*filters*/", " ".join(filters))
+    rows = list(
+        Memory.objects.raw(sql, [expression, mind_id, expression, *params, limit, expression])
+    )
+    for memory in rows:
+        memory.search_snippet = _snippet(memory)
+    return Hits(rows, rows[0].search_total if rows else 0)
+
+
+def _restore(marked: str, original: str) -> str:
+    """A headline of plain_text(original), with the original characters put back.
+
+    plain_text keeps every position, so the unmarked headline is a substring of
+    plain_text(original) at the same place; `…` where it does not reach an end.
+    """
+    bare = marked.replace(SNIPPET_OPEN, "").replace(SNIPPET_CLOSE, "")
+    start = plain_text(original).find(bare)
+    if start < 0:  # not expected; the translated text is still a faithful snippet
+        return marked
+    out, position = [], start
+    for ch in marked:
+        if ch in (SNIPPET_OPEN, SNIPPET_CLOSE):
+            out.append(ch)
+        else:
+            out.append(original[position])
+            position += 1
+    text = "".join(out)
+    if start > 0:
+        text = SNIPPET_ELLIPSIS + text
+    if position < len(original):
+        text += SNIPPET_ELLIPSIS
+    return text
+
+
+def _snippet(memory: Memory) -> str:
+    """The content around the matched words; the key when only the key or tags matched."""
+    content = memory.search_snippet or ""
+    if SNIPPET_OPEN in content:
+        return _restore(content, memory.content)
+    key = memory.search_key or ""
+    if SNIPPET_OPEN in key:
+        return _restore(key, memory.key)
+    return _restore(content, memory.content)
+
+
+# --- maintenance -------------------------------------------------------------------------
+
+
+def rebuild_index(*, using: str = DEFAULT_DB_ALIAS) -> int:
+    """Recreate the functions and triggers and recompute every memory's vector.
+
+    Returns how many memories are indexed. For a restore that skipped triggers, or after
+    `index_problems` reports something.
+    """
+    with transaction.atomic(using=using), connections[using].cursor() as cursor:
+        for name in TRIGGER_NAMES:
+            cursor.execute(f"DROP TRIGGER IF EXISTS {name} ON memories_memory")
+        for statement in (*FUNCTIONS_SQL, *TRIGGERS_SQL, FILL_SQL):
+            cursor.execute(statement)
+        cursor.execute(f"SELECT count(*) FROM memories_memory WHERE {VECTOR_COLUMN} IS NOT NULL")
+        return cursor.fetchone()[0]
+
+
+def index_problems(*, using: str = DEFAULT_DB_ALIAS) -> list[str]:
+    """Everything wrong with the index, as sentences; empty when it is sound.
+
+    The column, its triggers and the GIN index exist, and every stored vector equals the
+    one computed from the row now (catches writes made while the triggers were gone).
+    """
+    problems: list[str] = []
+    with connections[using].cursor() as cursor:
+        cursor.execute(
+            "SELECT 1 FROM information_schema.columns "
+            "WHERE table_name = 'memories_memory' AND column_name = %s "
+            "AND table_schema = current_schema()",
+            [VECTOR_COLUMN],
+        )
+        if cursor.fetchone() is None:
+            return [f"The search column memories_memory.{VECTOR_COLUMN} does not exist."]
+        cursor.execute(
+            "SELECT tgname FROM pg_trigger WHERE tgrelid = 'memories_memory'::regclass "
+            "AND tgname = ANY(%s)",
+            [list(TRIGGER_NAMES)],
+        )
+        missing = sorted(set(TRIGGER_NAMES) - {row[0] for row in cursor.fetchall()})
+        if missing:
+            problems.append(f"Triggers missing (the index stops following writes): {missing}.")
+        cursor.execute("SELECT 1 FROM pg_class WHERE relname = %s AND relkind = 'i'", [INDEX_NAME])
+        if cursor.fetchone() is None:
+            problems.append(f"The GIN index {INDEX_NAME} is missing (searches scan the table).")
+        cursor.execute(
+            f"SELECT count(*) FROM memories_memory WHERE {VECTOR_COLUMN} IS DISTINCT FROM "
+            f"{DOCUMENT_FUNCTION}(key, tags, content)"
+        )
+        stale = cursor.fetchone()[0]
+        if stale:
+            problems.append(
+                f"The index differs from the memories table: {stale} memories are indexed "
+                "with old or no text. Run `manage.py search_index --rebuild`."
+            )
+    return problems
