@@ -1,4 +1,12 @@
-"""Per-credential rate limits (SYNAPSE_RATE_LIMIT) and a stricter one for login."""
+"""Per-credential rate limits (SYNAPSE_RATE_LIMIT) and a stricter one for login.
+
+Counted atomically in the cache, so several gunicorn workers (or hosts) sharing one Redis
+(CACHE_URL) enforce one limit: DRF's SimpleRateThrottle reads a request log, appends and
+writes it back, and two workers doing that at once each let a request through on the same
+count. Here each request is one atomic increment of a counter that lives for the rate's
+period from the first request counted (Redis INCR; the local-memory cache increments under
+a lock): at most N requests per window, never more, whatever the number of workers.
+"""
 
 from __future__ import annotations
 
@@ -17,7 +25,37 @@ class SettingsRateMixin:
         return api_settings.DEFAULT_THROTTLE_RATES.get(self.scope)
 
 
-class CredentialRateThrottle(SettingsRateMixin, SimpleRateThrottle):
+class AtomicCountMixin:
+    """allow_request/wait as one atomic counter per (scope, credential) and window."""
+
+    def allow_request(self, request, view) -> bool:
+        if self.rate is None:
+            return True
+        self.key = self.get_cache_key(request, view)
+        if self.key is None:
+            return True
+        self.now = self.timer()
+        started_key = self.key + ":start"
+        for _ in range(3):
+            # add() only writes a missing key (SET NX on Redis): the first request of a
+            # window starts it; the start time is kept beside it for Retry-After.
+            self.cache.add(started_key, self.now, self.duration)
+            self.cache.add(self.key, 0, self.duration)
+            try:
+                count = self.cache.incr(self.key)
+            except ValueError:  # the window expired between add() and incr(): start again
+                continue
+            return count <= self.num_requests
+        return True  # the cache keeps losing the key: do not refuse for our own trouble
+
+    def wait(self) -> float | None:
+        started = self.cache.get(self.key + ":start")
+        if started is None:
+            return None
+        return max(1.0, self.duration - (self.now - started))
+
+
+class CredentialRateThrottle(AtomicCountMixin, SettingsRateMixin, SimpleRateThrottle):
     """One bucket per Mind Key's mind, per user, or per client address when anonymous."""
 
     scope = "credential"
@@ -33,7 +71,7 @@ class CredentialRateThrottle(SettingsRateMixin, SimpleRateThrottle):
         return self.cache_format % {"scope": self.scope, "ident": ident}
 
 
-class LoginRateThrottle(SettingsRateMixin, SimpleRateThrottle):
+class LoginRateThrottle(AtomicCountMixin, SettingsRateMixin, SimpleRateThrottle):
     """Password guessing is slowed per client address."""
 
     scope = "login"
