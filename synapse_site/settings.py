@@ -173,6 +173,11 @@ if _db["ENGINE"] == "django.db.backends.sqlite3":
     # SYNAPSE_TEST_DB_SUFFIX lets parallel test runs on one machine use separate files.
     _suffix = env_str("SYNAPSE_TEST_DB_SUFFIX", "")
     _db["TEST"] = {"NAME": str(DATA_DIR / f"test_synapse{_suffix}.sqlite3")}
+elif _db["ENGINE"] == "django.db.backends.postgresql":
+    # A server restart or failover must not leave a worker holding a dead connection.
+    _db["CONN_HEALTH_CHECKS"] = True
+    # Tests create test_<name>; the suffix keeps parallel runs on one server apart.
+    _db["TEST"] = {"NAME": f"test_{_db['NAME']}{env_str('SYNAPSE_TEST_DB_SUFFIX', '')}"}
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # --- Cache ----------------------------------------------------------------------------------

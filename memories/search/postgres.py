@@ -264,7 +264,7 @@ def _restore(marked: str, original: str) -> str:
     """A headline of plain_text(original), with the original characters put back.
 
     plain_text keeps every position, so the unmarked headline is a substring of
-    plain_text(original) at the same place; `…` where it does not reach an end.
+    plain_text(original) at the same place; `…` where words before or after are left out.
     """
     bare = marked.replace(SNIPPET_OPEN, "").replace(SNIPPET_CLOSE, "")
     start = plain_text(original).find(bare)
@@ -278,11 +278,15 @@ def _restore(marked: str, original: str) -> str:
             out.append(original[position])
             position += 1
     text = "".join(out)
-    if start > 0:
-        text = SNIPPET_ELLIPSIS + text
-    if position < len(original):
-        text += SNIPPET_ELLIPSIS
-    return text
+    # ts_headline stops at the last word: a trailing "." (or a leading quote) is kept as
+    # it is, an ellipsis marks only words left out.
+    head, tail = original[:start], original[position:]
+    text = (SNIPPET_ELLIPSIS if _has_words(head) else head) + text
+    return text + (SNIPPET_ELLIPSIS if _has_words(tail) else tail)
+
+
+def _has_words(text: str) -> bool:
+    return any(ch.isalnum() for ch in text)
 
 
 def _snippet(memory: Memory) -> str:

@@ -155,3 +155,6 @@ def test_snippet_keeps_the_original_characters(mind):
     assert hit.snippet.endswith("…")
     [hit] = memory_search(mind=mind, q="node.js").hits
     assert "(«node».«js» repo)" in hit.snippet
+    remember(mind, "identity_name", "Michael Schäfer, goes by Mike.")
+    [hit] = memory_search(mind=mind, q="schafer").hits
+    assert hit.snippet == "Michael «Schäfer», goes by Mike."
