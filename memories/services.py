@@ -794,7 +794,10 @@ def memory_upsert_many(
         if pair not in known
     }
 
-    with transaction.atomic():
+    # No savepoint when called inside a transaction (an Idempotency-Key, an import): a
+    # failure here fails that transaction anyway, and on SQLite a savepoint first copies
+    # every page the batch changes to a sub-journal.
+    with transaction.atomic(savepoint=False):
         now = now or timezone.now()  # inside the transaction: see _upsert_one
         stored = {
             (m.category, m.key): m
