@@ -145,18 +145,24 @@ def tag_counts(
 ) -> tuple[list[dict[str, Any]], int, int]:
     """(`[{"tag", "count"}]` most used first then by name, distinct tags, memories counted).
 
-    Read from the MemoryTag index; two queries plus one for the distinct-tag total when the
-    list is cut by `limit`.
+    Three queries, none reading the memories themselves: every tag row of the mind counted
+    from the (mind, tag) index, minus the tag rows of expired memories (found through the
+    expiry index; usually few), and the live memories counted from the expiry index.
     """
     now = now or timezone.now()
     rows = MemoryTag.objects.filter(mind=mind)
+    counts = dict(rows.values("tag").annotate(n=Count("id")).values_list("tag", "n"))
     if not include_expired:
-        rows = rows.filter(Q(memory__expires_at__isnull=True) | Q(memory__expires_at__gt=now))
-    counted = rows.values("tag").annotate(count=Count("id")).order_by("-count", "tag")
-    tags = list(counted[:limit])
-    distinct = len(tags) if len(tags) < limit else rows.values("tag").distinct().count()
+        # Driven by the mind's expired memories (a join from the tag rows would visit every
+        # memory of the mind); the subquery is scoped to the mind, so no mind filter here.
+        gone = Memory.objects.filter(mind=mind).expired(now).values("id")
+        expired = MemoryTag.objects.filter(memory_id__in=gone).values("tag").annotate(n=Count("id"))
+        for tag, n in expired.values_list("tag", "n"):
+            counts[tag] -= n
+    ranked = sorted(((n, tag) for tag, n in counts.items() if n > 0), key=lambda p: (-p[0], p[1]))
+    tags = [{"tag": tag, "count": n} for n, tag in ranked[:limit]]
     memories = _scoped(mind, include_expired=include_expired, now=now).count()
-    return tags, distinct, memories
+    return tags, len(ranked), memories
 
 
 def memory_stats(*, mind: Mind, now: datetime | None = None) -> dict[str, Any]:
