@@ -28,6 +28,11 @@ test: install
 	if [ $$status -eq 1 ]; then exit 0; elif [ $$status -ne 0 ]; then exit $$status; fi; \
 	DATABASE_URL="$$url" $(BIN)/python -m pytest
 
+# Every benchmark on a fresh database against gunicorn started as `make run` does: one table,
+# each figure beside its floor and target (bench/run_all.py; docs/performance.md keeps the last).
+bench: install
+	$(BIN)/python bench/run_all.py
+
 lint: install
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
