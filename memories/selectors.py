@@ -7,7 +7,17 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from django.db import transaction
-from django.db.models import BooleanField, Case, Count, Q, QuerySet, Value, When
+from django.db.models import (
+    BooleanField,
+    Case,
+    Count,
+    OuterRef,
+    Q,
+    QuerySet,
+    Subquery,
+    Value,
+    When,
+)
 from django.http import Http404
 from django.utils import timezone
 
@@ -127,17 +137,36 @@ def memory_related(
     now: datetime | None = None,
 ) -> tuple[list[Memory], int]:
     """Other memories of the mind sharing at least one tag with `memory`: most shared tags
-    first, then most recently updated. Each carries `.shared` (how many tags it shares)."""
+    first, then most recently updated. Each carries `.shared` (how many tags it shares).
+
+    Candidates are ranked as (id, shared count) pairs, the count an index-only subquery,
+    and only the page's rows are read whole: grouping whole rows would sort every
+    candidate's content.
+    """
     if not memory.tags:
         return [], 0
-    memories = (
-        _scoped(mind, include_expired=include_expired, now=now or timezone.now())
-        .filter(tag_rows__tag__in=memory.tags)  # before annotate: counts only shared tags
-        .exclude(pk=memory.pk)
-        .annotate(shared=Count("tag_rows"))
-        .order_by("-shared", "-updated_at", "id")
+    sharing = MemoryTag.objects.filter(mind=mind, tag__in=memory.tags)
+    shared = (
+        sharing.filter(memory_id=OuterRef("pk"))
+        .values("memory_id")
+        .annotate(n=Count("id"))
+        .values("n")
     )
-    return _page(memories, limit=limit, offset=offset)
+    candidates = (
+        _scoped(mind, include_expired=include_expired, now=now or timezone.now())
+        .filter(pk__in=sharing.values("memory_id"))
+        .exclude(pk=memory.pk)
+    )
+    ranked = candidates.annotate(shared=Subquery(shared)).order_by("-shared", "-updated_at", "id")
+    # Every candidate's (id, shared) at once: the total comes with it, each row read once.
+    everyone = list(ranked.values_list("id", "shared"))
+    ids = everyone[offset : offset + limit]
+    rows = Memory.objects.in_bulk([pk for pk, _ in ids])
+    page = []
+    for pk, count in ids:
+        rows[pk].shared = count
+        page.append(rows[pk])
+    return page, len(everyone)
 
 
 def tag_counts(
