@@ -5,6 +5,9 @@ import os
 bind = f"{os.environ.get('HOST', '127.0.0.1')}:{os.environ.get('PORT', '8000')}"
 workers = int(os.environ.get("WEB_CONCURRENCY", "2"))
 accesslog = "-"
+# The path without its query string, and no Referer: query strings carry search words (what
+# people told their agents) and would carry a Mind Key a client wrongly put in the URL.
+access_log_format = '%(h)s %(l)s %(u)s %(t)s "%(m)s %(U)s %(H)s" %(s)s %(b)s "%(a)s" %(D)sus'
 errorlog = "-"
 # Agents keep connections short; a slow client must not pin a worker forever.
 timeout = 30

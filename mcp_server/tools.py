@@ -35,7 +35,7 @@ from memories.models import (
     Memory,
     Priority,
 )
-from memories.params import DURATION_FORMS, normalize_tag, param_duration
+from memories.params import DURATION_FORMS, MAX_OFFSET, normalize_tag, param_duration
 from memories.recall import recall_render_text, recall_selection
 from memories.search import MAX_LIMIT as SEARCH_MAX_LIMIT
 from memories.search import SearchQueryError, memory_search
@@ -118,7 +118,13 @@ PRIORITY = {
     "description": "critical memories are always recalled; low ones are the first left out.",
 }
 TAG = {"type": "string", "minLength": 1, "maxLength": MAX_TAG_LENGTH}
-OFFSET = {"type": "integer", "minimum": 0, "default": 0, "description": "Skip this many."}
+OFFSET = {
+    "type": "integer",
+    "minimum": 0,
+    "maximum": MAX_OFFSET,
+    "default": 0,
+    "description": "Skip this many.",
+}
 
 
 def _limit(default: int, maximum: int) -> dict:

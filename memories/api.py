@@ -9,6 +9,7 @@ out unless `include_expired=true`.
 
 from __future__ import annotations
 
+import re
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -31,6 +32,7 @@ from memories.idempotency import idempotent
 from memories.models import Category, Memory, MemoryEvent, Priority, Source
 from memories.params import (
     DURATION_FORMS,
+    MAX_OFFSET,
     normalize_tag,
     param_bool,
     param_category,
@@ -66,12 +68,17 @@ MIND_PARAM = OpenApiParameter(
 )
 IDEMPOTENCY_PARAM = OpenApiParameter(
     IDEMPOTENCY_HEADER,
-    str,
+    {"type": "string", "minLength": 1, "maxLength": 255, "pattern": r"\S"},
     OpenApiParameter.HEADER,
     description="Repeats within 24 h answer the first answer again; "
     "the same key with another body is a 409.",
 )
-ID_PARAM = OpenApiParameter("id", str, OpenApiParameter.PATH, description="mem_…")
+ID_PARAM = OpenApiParameter(
+    "id",
+    {"type": "string", "pattern": "^mem_[a-z0-9]+$"},
+    OpenApiParameter.PATH,
+    description="mem_…",
+)
 LIST_PARAMS = [
     MIND_PARAM,
     OpenApiParameter("category", str, enum=list(Category.values)),
@@ -80,8 +87,14 @@ LIST_PARAMS = [
     OpenApiParameter("source", str, enum=list(Source.values)),
     OpenApiParameter("verified", bool),
     OpenApiParameter("include_expired", bool, description="Default false."),
-    OpenApiParameter("limit", int, description=f"1 to {LIST_LIMIT_MAX}, default 100."),
-    OpenApiParameter("offset", int, description="Default 0."),
+    OpenApiParameter(
+        "limit",
+        {"type": "integer", "minimum": 1, "maximum": LIST_LIMIT_MAX},
+        description=f"1 to {LIST_LIMIT_MAX}, default 100.",
+    ),
+    OpenApiParameter(
+        "offset", {"type": "integer", "minimum": 0, "maximum": MAX_OFFSET}, description="Default 0."
+    ),
 ]
 PAGE_PARAMS = [
     MIND_PARAM,
@@ -113,12 +126,18 @@ def memory_page(memories: list[Memory], *, total: int, limit: int, offset: int) 
     }
 
 
+_EXPONENT_NUMBER = re.compile(r"[+-]?(\d+(\.\d*)?|\.\d+)[eE][+-]?\d+")
+
+
 def param_since(params) -> datetime:
     raw = param_required(params, "since", SINCE_HINT)
     if raw[-6:-5] == " " and ":" in raw[-5:]:
         raw = f"{raw[:-6]}+{raw[-5:]}"  # an unencoded "+00:00" arrives as " 00:00"
+    value: Any = raw
+    if _EXPONENT_NUMBER.fullmatch(raw):
+        value = float(raw)  # epoch seconds as a client's JSON encoder may write them: 1.7e9
     try:
-        since = services.parse_timestamp(raw)
+        since = services.parse_timestamp(value)
     except ValueError:
         since = None
     if since is None:
@@ -229,7 +248,7 @@ OBJECT_ANSWER = OpenApiTypes.OBJECT
     destroy=extend_schema(
         summary="Delete a memory",
         parameters=[ID_PARAM, MIND_PARAM],
-        responses=MemoryDeletedSerializer,
+        responses={200: MemoryDeletedSerializer},
     ),
 )
 class MemoryViewSet(viewsets.GenericViewSet):
@@ -341,7 +360,10 @@ class MemoryViewSet(viewsets.GenericViewSet):
 
     @extend_schema(
         summary="Memories with a tag",
-        parameters=[OpenApiParameter("tag", str, required=True), *PAGE_PARAMS],
+        parameters=[
+            OpenApiParameter("tag", {"type": "string", "pattern": r"\S"}, required=True),
+            *PAGE_PARAMS,
+        ],
         responses=MemoryListAnswerSerializer,
     )
     @action(detail=False, methods=["get"], url_path="by-tag")
@@ -361,7 +383,12 @@ class MemoryViewSet(viewsets.GenericViewSet):
     @extend_schema(
         summary="Memories expiring soon, soonest first",
         parameters=[
-            OpenApiParameter("within", str, description=f"{DURATION_FORMS}; default 7d."),
+            OpenApiParameter(
+                "within",
+                # What param_duration reads (capped here below its 100-year limit).
+                {"type": "string", "pattern": r"^\s*0*[1-9][0-9]{0,2}\s*[smhdwSMHDW]?\s*$"},
+                description=f"{DURATION_FORMS}; default 7d.",
+            ),
             *PAGE_PARAMS,
         ],
         description="`include_expired=true` also lists the already expired ones, first.",
@@ -427,7 +454,9 @@ class MemoryViewSet(viewsets.GenericViewSet):
             MIND_PARAM,
             OpenApiParameter("include_expired", bool, description="Default false."),
             OpenApiParameter(
-                "limit", int, description=f"1 to {TAGS_LIMIT_MAX}, default {TAGS_LIMIT_DEFAULT}."
+                "limit",
+                {"type": "integer", "minimum": 1, "maximum": TAGS_LIMIT_MAX},
+                description=f"1 to {TAGS_LIMIT_MAX}, default {TAGS_LIMIT_DEFAULT}.",
             ),
         ],
         responses=_answer(
@@ -504,7 +533,21 @@ class MemoryViewSet(viewsets.GenericViewSet):
             "The window is since <= t < until; `until` is the server's time of this answer, "
             "so passing it as the next `since` neither repeats nor misses a write."
         ),
-        parameters=[OpenApiParameter("since", str, required=True, description=SINCE_HINT)],
+        parameters=[
+            OpenApiParameter(
+                "since",
+                {
+                    "anyOf": [
+                        {"type": "string", "format": "date-time"},
+                        # Unix epoch seconds of the years 1 to 9999.
+                        {"type": "number", "minimum": -62135596800, "maximum": 253402300799},
+                    ]
+                },
+                required=True,
+                description=SINCE_HINT,
+            ),
+            MIND_PARAM,
+        ],
         responses=DIFF_ANSWER,
     )
     @action(detail=False, methods=["get"])

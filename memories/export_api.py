@@ -29,7 +29,10 @@ class MindExportView(APIView):
             "tags joined by ', '."
         ),
         parameters=[OpenApiParameter("format", str, enum=FORMATS), MIND_PARAM],
-        responses={200: OpenApiTypes.BINARY},
+        responses={
+            (200, "application/json"): OpenApiTypes.OBJECT,
+            (200, "text/csv"): OpenApiTypes.STR,
+        },
     )
     def get(self, request):
         output = param_choice(request.query_params, "format", FORMATS) or "json"

@@ -37,8 +37,12 @@ def param_limit(params, *, default: int, maximum: int) -> int:
     return param_int(params, "limit", default=default, minimum=1, maximum=maximum)
 
 
+# Far beyond any mind, and well inside SQLite's 64-bit integers (a larger OFFSET is a 500).
+MAX_OFFSET = 10**12
+
+
 def param_offset(params) -> int:
-    return param_int(params, "offset", default=0, minimum=0)
+    return param_int(params, "offset", default=0, minimum=0, maximum=MAX_OFFSET)
 
 
 def param_bool(params, name: str, *, default: bool | None = False) -> bool | None:

@@ -43,7 +43,11 @@ class RecallView(APIView):
             "from the lowest priority up and summarised in closing lines."
         ),
         parameters=[
-            OpenApiParameter("budget", int, description="Token budget (4 characters each)."),
+            OpenApiParameter(
+                "budget",
+                {"type": "integer", "minimum": 1},
+                description="Token budget (4 characters each).",
+            ),
             OpenApiParameter("category", str, enum=list(Category.values)),
             OpenApiParameter("tag", str, description="Only memories with this tag."),
             OpenApiParameter("format", str, enum=FORMATS, description="text (default) or json."),

@@ -12,10 +12,18 @@ from __future__ import annotations
 
 from typing import Any
 
-from drf_spectacular.utils import extend_schema_field
+from drf_spectacular.utils import extend_schema_field, extend_schema_serializer
 from rest_framework import serializers
 
-from memories.models import Category, Priority, Source
+from memories.models import (
+    MAX_CONTENT_LENGTH,
+    MAX_KEY_LENGTH,
+    MAX_TAG_LENGTH,
+    MAX_TAGS,
+    Category,
+    Priority,
+    Source,
+)
 from memories.services import parse_timestamp
 
 SERVER_FIELDS = (
@@ -45,6 +53,69 @@ class StrictCharField(serializers.CharField):
         if not isinstance(data, str):
             self.fail("invalid")
         return data
+
+
+# For the schema: what the services accept (memories/services.py, clean_*), as JSON Schema.
+# A key has no whitespace, control or invisible format characters.
+KEY_PATTERN = (
+    r"^[^\s\x00-\x1f\x7f-\x9f\u00ad\u0600-\u0605\u061c\u06dd\u070f\u0890\u0891"
+    r"\u08e2\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u206f\ufeff"
+    r"\ufff9-\ufffb]+$"
+)
+
+
+@extend_schema_field(
+    {
+        "type": "string",
+        "minLength": 1,
+        "maxLength": MAX_CONTENT_LENGTH,
+        "pattern": r"^[^\x00]*[^\s\x00][^\x00]*$",
+    }
+)
+class ContentField(StrictCharField):
+    """Memory content: not blank; the services check the rest."""
+
+    def __init__(self, **kwargs):
+        super().__init__(allow_blank=False, **kwargs)
+
+    def run_validation(self, data=serializers.empty):
+        if data == "":
+            return data  # refused by the services, whose message names the rule
+        return super().run_validation(data)
+
+
+@extend_schema_field(
+    {"type": "string", "minLength": 1, "maxLength": MAX_KEY_LENGTH, "pattern": KEY_PATTERN}
+)
+class KeyField(ContentField):
+    """A memory key; the services check it."""
+
+
+TAG_PATTERN = r"^[^\x00-\x1f\x7f-\x9f]*[^\s\x00-\x1f\x7f-\x9f][^\x00-\x1f\x7f-\x9f]*$"
+
+
+@extend_schema_field(
+    {"type": "string", "minLength": 1, "maxLength": MAX_TAG_LENGTH, "pattern": TAG_PATTERN}
+)
+class TagField(ContentField):
+    """One tag; trimmed and lower-cased by the services."""
+
+
+@extend_schema_field(
+    {
+        "type": "array",
+        "items": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": MAX_TAG_LENGTH,
+            "pattern": TAG_PATTERN,
+        },
+        "maxItems": MAX_TAGS,
+        "nullable": True,
+    }
+)
+class TagsField(serializers.ListField):
+    """The tags; counted by the services after de-duplication."""
 
 
 class NameChoiceField(serializers.ChoiceField):
@@ -79,7 +150,11 @@ class ConfidenceField(serializers.FloatField):
 
 @extend_schema_field(
     {
-        "oneOf": [{"type": "string", "format": "date-time"}, {"type": "number"}],
+        "oneOf": [
+            {"type": "string", "format": "date-time"},
+            # Unix epoch seconds of the years 1 to 9999.
+            {"type": "number", "minimum": -62135596800, "maximum": 253402300799},
+        ],
         "nullable": True,
     }
 )
@@ -100,15 +175,13 @@ class MemoryWriteSerializer(serializers.Serializer):
     """The body of `POST /memory` (a store / upsert)."""
 
     category = NameChoiceField(choices=list(Category.values))
-    content = StrictCharField(help_text="1 to 50,000 characters of any text.")
-    key = StrictCharField(
+    content = ContentField(help_text="1 to 50,000 characters of any text.")
+    key = KeyField(
         required=False,
         allow_null=True,
         help_text="Stable id within the category; derived from the content when omitted.",
     )
-    tags = serializers.ListField(
-        child=StrictCharField(), required=False, allow_null=True, help_text="At most 20."
-    )
+    tags = TagsField(child=TagField(), required=False, allow_null=True, help_text="At most 20.")
     priority = NameChoiceField(choices=[p.label for p in Priority], required=False)
     source = NameChoiceField(
         choices=list(Source.values),
@@ -119,6 +192,9 @@ class MemoryWriteSerializer(serializers.Serializer):
     expires_at = TimestampField(
         required=False, allow_null=True, help_text="ISO-8601 or Unix epoch seconds; null clears."
     )
+
+    # For the schema (synapse_site/schema.py): no other fields; these are read-only.
+    schema_server_fields = SERVER_FIELDS
 
     def __init__(self, *args, mind_id: str | None = None, **kwargs):
         self.mind_id = mind_id
@@ -162,8 +238,8 @@ class MemoryUpdateSerializer(MemoryWriteSerializer):
     """The body of `PUT` / `PATCH /memory/{id}`: every field optional."""
 
     category = NameChoiceField(choices=list(Category.values), required=False)
-    content = StrictCharField(required=False)
-    key = StrictCharField(required=False)
+    content = ContentField(required=False)
+    key = KeyField(required=False)
 
 
 class MemorySerializer(serializers.Serializer):
@@ -191,6 +267,7 @@ class MemoryStoreAnswerSerializer(MemorySerializer):
     warnings = serializers.ListField(child=serializers.CharField())
 
 
+@extend_schema_serializer(many=False)  # an object with a list inside, also for `list`
 class MemoryListAnswerSerializer(serializers.Serializer):
     memories = MemorySerializer(many=True)
     total = serializers.IntegerField()

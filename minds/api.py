@@ -10,7 +10,12 @@ from rest_framework.response import Response
 
 from minds import services
 from minds.models import Mind
-from minds.serializers import MindSerializer, MindWithKeySerializer
+from minds.serializers import (
+    MindDeletedSerializer,
+    MindListSerializer,
+    MindSerializer,
+    MindWithKeySerializer,
+)
 from synapse_site.permissions import IsHuman
 
 
@@ -36,6 +41,7 @@ class MindViewSet(
             .order_by("created_at")
         )
 
+    @extend_schema(responses={200: MindListSerializer})
     def list(self, request, *args, **kwargs):
         minds = MindSerializer(self.get_queryset(), many=True).data
         return Response({"minds": minds, "total": len(minds)})
@@ -56,6 +62,7 @@ class MindViewSet(
         services.mind_update(mind=mind, **serializer.validated_data)
         return Response(MindSerializer(mind).data)
 
+    @extend_schema(responses={200: MindDeletedSerializer})
     def destroy(self, request, pk=None):
         mind = self.get_object()
         mind_id = mind.id

@@ -1,11 +1,52 @@
 from __future__ import annotations
 
+from drf_spectacular.utils import extend_schema_field, extend_schema_serializer
 from rest_framework import serializers
 
 from minds.models import Mind
 
 
+class TextField(serializers.CharField):
+    """A JSON string only (DRF's CharField would store 42 as "42"); never a NUL character."""
+
+    default_error_messages = {"invalid": "Must be a string."}
+
+    def __init__(self, **kwargs):
+        self.blank_ok = kwargs.pop("allow_blank", False)
+        super().__init__(**kwargs)  # allow_blank=False: the schema says it with a pattern
+
+    def run_validation(self, data=serializers.empty):
+        if data == "" and self.blank_ok:
+            return ""
+        return super().run_validation(data)
+
+    def to_internal_value(self, data):
+        if not isinstance(data, str):
+            self.fail("invalid")
+        return super().to_internal_value(data)
+
+
+# A name needs something besides whitespace (it is trimmed).
+@extend_schema_field(
+    {
+        "type": "string",
+        "minLength": 1,
+        "maxLength": 100,
+        "pattern": r"^[^\x00]*[^\s\x00][^\x00]*$",
+    }
+)
+class MindNameField(TextField):
+    pass
+
+
+@extend_schema_field({"type": "string", "maxLength": 1000, "pattern": r"^[^\x00]*$"})
+class MindDescriptionField(TextField):
+    pass
+
+
 class MindSerializer(serializers.ModelSerializer):
+    name = MindNameField(max_length=100)
+    description = MindDescriptionField(max_length=1000, allow_blank=True, required=False)
     key_prefix = serializers.CharField(read_only=True, help_text="Start of the active key.")
     key_active = serializers.BooleanField(source="has_active_key", read_only=True)
     memory_count = serializers.IntegerField(read_only=True, required=False)
@@ -40,3 +81,14 @@ class MindWithKeySerializer(MindSerializer):
 
     class Meta(MindSerializer.Meta):
         fields = [*MindSerializer.Meta.fields, "mind_key"]
+
+
+@extend_schema_serializer(many=False)  # an object with a list inside, also for `list`
+class MindListSerializer(serializers.Serializer):
+    minds = MindSerializer(many=True)
+    total = serializers.IntegerField()
+
+
+class MindDeletedSerializer(serializers.Serializer):
+    deleted = serializers.BooleanField()
+    id = serializers.CharField()

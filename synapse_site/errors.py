@@ -57,10 +57,8 @@ def _flatten(value) -> list[str]:
 
 def _fields(detail) -> dict[str, list]:
     if isinstance(detail, dict):
-        return {
-            str(name): (msgs if isinstance(msgs, dict) else _flatten(msgs))
-            for name, msgs in detail.items()
-        }
+        # Always {field: [messages]}: a nested error (the 2nd tag) reads "1: Must be a string."
+        return {str(name): _flatten(msgs) for name, msgs in detail.items()}
     return {"non_field_errors": _flatten(detail)}
 
 

@@ -1,15 +1,28 @@
 from __future__ import annotations
 
+import io
+
 from django.conf import settings
+from django.core.handlers.wsgi import LimitedStream
 from django.http import JsonResponse
 
 from synapse_site.errors import error_body
+
+
+def _too_large(detail: str) -> JsonResponse:
+    return JsonResponse(error_body("payload_too_large", detail), status=413)
 
 
 class BodySizeLimitMiddleware:
     """Answer 413 before reading a body larger than SYNAPSE_MAX_BODY_BYTES.
 
     DRF's parsers read the request stream directly, which skips Django's own size check.
+
+    A chunked body (no Content-Length) would otherwise reach the views as an empty body,
+    since Django reads only Content-Length bytes. When the server marks its input as
+    terminated (gunicorn does), the body is read here up to the limit and handed on with a
+    Content-Length; more than the limit is a 413. A server that cannot tell where a chunked
+    body ends gets 411, never a silently empty body.
     """
 
     def __init__(self, get_response):
@@ -17,16 +30,95 @@ class BodySizeLimitMiddleware:
 
     def __call__(self, request):
         limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
+        if "chunked" in request.META.get("HTTP_TRANSFER_ENCODING", "").lower():
+            refused = self._read_chunked(request, limit)
+            if refused is not None:
+                return refused
         try:
             length = int(request.META.get("CONTENT_LENGTH") or 0)
         except ValueError:
             length = 0
         if limit is not None and length > limit:
+            return _too_large(
+                f"The request body is {length} bytes; this server accepts at most {limit}."
+            )
+        return self.get_response(request)
+
+    @staticmethod
+    def _read_chunked(request, limit: int | None) -> JsonResponse | None:
+        if not request.META.get("wsgi.input_terminated"):
             return JsonResponse(
                 error_body(
-                    "payload_too_large",
-                    f"The request body is {length} bytes; this server accepts at most {limit}.",
+                    "length_required",
+                    "Send the body with a Content-Length header; this server cannot read "
+                    "a chunked body.",
                 ),
-                status=413,
+                status=411,
             )
+        wsgi_input = request.META["wsgi.input"]
+        body = wsgi_input.read(limit + 1) if limit is not None else wsgi_input.read()
+        if limit is not None and len(body) > limit:
+            return _too_large(
+                f"The request body is over {limit} bytes, the most this server accepts."
+            )
+        request.META["CONTENT_LENGTH"] = str(len(body))
+        request._stream = LimitedStream(io.BytesIO(body), len(body))
+        return None
+
+
+class SingleQueryValueMiddleware:
+    """A query parameter given twice (`?mind=a&mind=b`) is a 400, not "the last one wins".
+
+    Every API parameter takes one value; silently picking one of several hides a client's
+    mistake and lets a parameter be smuggled past whatever looked at the other copy. The
+    dashboard and the admin read their forms themselves and are left alone.
+    """
+
+    EXEMPT = ("/admin/", "/dashboard/", "/accounts/", "/static/")
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        if not request.path.startswith(self.EXEMPT):
+            repeated = sorted(k for k, values in request.GET.lists() if len(values) > 1)
+            if repeated:
+                fields = {name: ["Given more than once; give it once."] for name in repeated}
+                return JsonResponse(
+                    error_body(
+                        "invalid",
+                        f"Query parameters given more than once: {', '.join(repeated)}.",
+                        fields,
+                    ),
+                    status=400,
+                )
+        return self.get_response(request)
+
+
+class NulCharacterMiddleware:
+    """A NUL character in the path, a query parameter or X-Mind-Id is a 400 naming it.
+
+    PostgreSQL cannot hold NUL in text at all (SQLite can), so such a value reaching a query
+    was a 500 there; no id, key, tag, word or mind contains one. Bodies need no check here:
+    every text field of the API refuses NUL by name (DRF's CharField), and MCP tool
+    arguments are checked in mcp_server/protocol.py.
+    """
+
+    MESSAGE = "Must not contain NUL (\\0) characters."
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        fields: dict[str, list[str]] = {}
+        if "\x00" in request.path:
+            fields["path"] = [self.MESSAGE]
+        for name, values in request.GET.lists():
+            if "\x00" in name or any("\x00" in value for value in values):
+                fields[name.replace("\x00", "\\0")] = [self.MESSAGE]
+        if "\x00" in request.META.get("HTTP_X_MIND_ID", ""):
+            fields["X-Mind-Id"] = [self.MESSAGE]
+        if fields:
+            detail = f"NUL characters are not allowed in: {', '.join(fields)}."
+            return JsonResponse(error_body("invalid", detail, fields), status=400)
         return self.get_response(request)

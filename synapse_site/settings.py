@@ -109,6 +109,8 @@ MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "synapse_site.middleware.BodySizeLimitMiddleware",
+    "synapse_site.middleware.NulCharacterMiddleware",
+    "synapse_site.middleware.SingleQueryValueMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -224,7 +226,7 @@ REST_FRAMEWORK = {
     "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
     "DEFAULT_THROTTLE_CLASSES": ["synapse_site.throttling.CredentialRateThrottle"],
     "DEFAULT_THROTTLE_RATES": {"credential": _rate, "login": _login_rate},
-    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "DEFAULT_SCHEMA_CLASS": "synapse_site.schema.SynapseAutoSchema",
     "EXCEPTION_HANDLER": "synapse_site.errors.api_exception_handler",
     # `?format=` belongs to recall and export, not to renderer selection.
     "URL_FORMAT_OVERRIDE": None,

@@ -9,8 +9,10 @@ from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from memories.models import Category
 from memories.params import param_bool, param_category, param_limit, param_tag
 from memories.search import DEFAULT_LIMIT, MAX_LIMIT, SearchQueryError, memory_search
+from memories.search.query import MAX_QUERY_CHARS
 from memories.serialization import memory_to_dict
 from minds.scoping import mind_for_request
 
@@ -25,11 +27,24 @@ class MemorySearchView(APIView):
     @extend_schema(
         operation_id="memory_search",
         parameters=[
-            OpenApiParameter("q", OpenApiTypes.STR, required=True, description=Q_HELP),
-            OpenApiParameter("tag", OpenApiTypes.STR, description="Only memories with this tag."),
-            OpenApiParameter("category", OpenApiTypes.STR, description="Only this category."),
             OpenApiParameter(
-                "limit", OpenApiTypes.INT, description=f"Default {DEFAULT_LIMIT}, max {MAX_LIMIT}."
+                "q",
+                # A word to look for: letters or digits not behind a `-` (which excludes).
+                {"type": "string", "maxLength": MAX_QUERY_CHARS, "pattern": r"(^|\s)[^\s-]*[^\W_]"},
+                required=True,
+                description=Q_HELP,
+            ),
+            OpenApiParameter("tag", OpenApiTypes.STR, description="Only memories with this tag."),
+            OpenApiParameter(
+                "category",
+                OpenApiTypes.STR,
+                enum=list(Category.values),
+                description="Only this category.",
+            ),
+            OpenApiParameter(
+                "limit",
+                {"type": "integer", "minimum": 1, "maximum": MAX_LIMIT},
+                description=f"Default {DEFAULT_LIMIT}, max {MAX_LIMIT}.",
             ),
             OpenApiParameter(
                 "include_expired", OpenApiTypes.BOOL, description="Also search expired memories."

@@ -120,8 +120,8 @@ class GunicornServer:
             PORT=str(self.port),
             WEB_CONCURRENCY=str(workers),
             LOG_LEVEL="WARNING",
-            **(env or {}),
         )
+        self.env.update(env or {})
 
     # --- Set-up and checks (each a manage.py run, as an operator would do it) -----------------
 
