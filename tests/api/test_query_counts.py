@@ -1,0 +1,154 @@
+"""Every endpoint answers in a fixed number of queries, however many memories the mind holds.
+
+Each request is counted twice: with 4 memories in the mind and again with 40. The counts
+must be equal (no query per memory: an N+1 shows up here, in `make test`, without timing
+anything) and at most the ceiling written beside the endpoint (a new query per request is
+a decision, made by raising the number here).
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+from django.utils import timezone
+
+from memories.models import Memory
+from tests.api.memory_helpers import PERSON, remember
+
+# Four memories at first, so every priority (and each kind of health attention) is there
+# before the mind grows tenfold.
+SIZES = (4, 40)
+
+# path (or a callable giving it from the first memory's id), ceiling; GETs by the agent.
+READS = {
+    "list": ("/memory", 3),
+    "list, filtered": ("/memory?tag=shared&category=fact&verified=false", 3),
+    "search": ("/memory/search?q=shared", 2),
+    "search, tag": ("/memory/search?q=note&tag=shared", 2),
+    "recall text": ("/memory/recall", 2),
+    "recall budget": ("/memory/recall?budget=50", 6),
+    "recall json": ("/memory/recall?format=json", 2),
+    "by-tag": ("/memory/by-tag?tag=shared", 3),
+    "unverified": ("/memory/unverified", 3),
+    "expiring": ("/memory/expiring?within=30d", 3),
+    "related": (lambda first: f"/memory/{first}/related", 4),
+    "tags": ("/memory/tags", 4),
+    "stats": ("/memory/stats", 3),
+    "health": ("/memory/health", 5),
+    "audit": ("/memory/audit", 3),
+    "diff": ("/memory/diff?since=0", 5),
+    "get one": (lambda first: f"/memory/{first}", 2),
+    "export json": ("/mind/export?format=json", 2),
+    "export csv": ("/mind/export?format=csv", 2),
+}
+
+
+def fill(mind, upto: int) -> str:
+    """Grow the mind to `upto` memories (tagged, every priority, a third by a person, some
+    expiring soon, the first expired); returns the id of the first."""
+    now = timezone.now()
+    have = Memory.objects.filter(mind=mind).count()
+    for i in range(have, upto):
+        remember(
+            mind,
+            f"fact_{i:03d}",
+            f"Shared note {i} about the deploy server.",
+            tags=["shared", f"t{i % 4}"],
+            priority=["critical", "high", "normal", "low"][i % 4],
+            expires_at=now + timedelta(days=3) if i % 5 == 1 else None,
+            **({"actor": PERSON} if i % 3 == 0 else {}),
+        )
+    Memory.objects.filter(mind=mind, key="fact_000").update(expires_at=now - timedelta(days=1))
+    return Memory.objects.filter(mind=mind).order_by("created_at", "key").first().pk
+
+
+def count(client, method: str, path: str, **kw) -> int:
+    with CaptureQueriesContext(connection) as queries:
+        response = getattr(client, method)(path, **kw)
+        if response.streaming:  # the queries run while the body is sent
+            b"".join(response.streaming_content)
+    assert 200 <= response.status_code < 300, response.content
+    return len(queries)
+
+
+@pytest.mark.parametrize("name", READS)
+def test_reads_do_not_grow_with_the_mind(agent, mind, name):
+    path, ceiling = READS[name]
+    counts = []
+    for size in SIZES:
+        first = fill(mind, size)
+        counts.append(count(agent, "get", path(first) if callable(path) else path))
+    assert counts[0] == counts[1], (
+        f"{name}: {counts[0]} queries at {SIZES[0]} memories, {counts[1]} at {SIZES[1]}"
+    )
+    assert counts[1] <= ceiling, f"{name}: {counts[1]} queries, ceiling {ceiling}"
+
+
+def test_human_list_does_not_grow_with_the_mind(human, mind):
+    counts = []
+    for size in SIZES:
+        fill(mind, size)
+        counts.append(count(human, "get", "/memory"))
+    assert counts[0] == counts[1]
+    assert counts[1] <= 4
+
+
+def test_minds_list_does_not_grow_with_the_minds(human, owner):
+    from minds.services import mind_create
+
+    counts = [count(human, "get", "/minds")]
+    for n in range(5):
+        mind_create(owner=owner, name=f"Extra {n}")
+    counts.append(count(human, "get", "/minds"))
+    assert counts[0] == counts[1]
+    assert counts[1] <= 2
+
+
+def test_store_does_not_grow_with_the_mind(agent, mind):
+    counts = []
+    for size in SIZES:
+        fill(mind, size)
+        body = {"category": "note", "key": f"note_new_{size}", "content": "c", "tags": ["a", "b"]}
+        counts.append(count(agent, "post", "/memory", data=body, format="json"))
+    assert counts[0] == counts[1]
+    assert counts[1] <= 9
+
+
+@pytest.mark.parametrize(
+    ("verb", "body", "ceiling"),
+    [("patch", {"content": "changed", "tags": ["x"]}, 11), ("delete", None, 8)],
+)
+def test_update_and_delete_do_not_grow_with_the_mind(agent, mind, verb, body, ceiling):
+    counts = []
+    for size in SIZES:
+        first = fill(mind, size)
+        target = Memory.objects.filter(mind=mind).exclude(pk=first).order_by("key").last()
+        kw = {"data": body, "format": "json"} if body else {}
+        counts.append(count(agent, verb, f"/memory/{target.pk}", **kw))
+    assert counts[0] == counts[1]
+    assert counts[1] <= ceiling
+
+
+def test_sync_does_not_grow_with_the_batch(agent, mind):
+    counts = []
+    for size in SIZES:
+        items = [
+            {"category": "note", "key": f"note_sync_{size}_{i}", "content": f"c {i}", "tags": ["s"]}
+            for i in range(size)
+        ]
+        counts.append(count(agent, "post", "/memory/sync", data={"memories": items}, format="json"))
+    assert counts[0] == counts[1]
+    assert counts[1] <= 6
+
+
+def test_verify_does_not_grow_with_the_mind(human, mind):
+    counts = []
+    for size in SIZES:
+        fill(mind, size)
+        target = Memory.objects.filter(mind=mind, verified=False).order_by("key").last()
+        counts.append(count(human, "post", f"/memory/{target.pk}/verify"))
+    assert counts[0] == counts[1]
+    assert counts[1] <= 8
