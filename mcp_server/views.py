@@ -124,6 +124,10 @@ def _accepts_json(accept: str) -> bool:
     return bool(types & {"application/json", "application/*", "*/*"})
 
 
+def _refuse_constant(name: str):
+    raise ValueError(f"{name} is not JSON")  # Python's json reads NaN and Infinity; JSON has none
+
+
 @csrf_exempt
 def mcp_endpoint(request: HttpRequest) -> HttpResponse:
     if request.method != "POST":
@@ -160,7 +164,7 @@ def mcp_endpoint(request: HttpRequest) -> HttpResponse:
         )
 
     try:
-        payload = json.loads(request.body)
+        payload = json.loads(request.body, parse_constant=_refuse_constant)
     except RequestDataTooBig:
         return _http_error(413, "payload_too_large", "The request body is too large.")
     except (ValueError, RecursionError) as exc:
