@@ -113,7 +113,28 @@ def _tools_call(ctx: tools.ToolContext, params: dict) -> dict:
         arguments = {}
     if not isinstance(arguments, dict):
         raise RpcError(INVALID_PARAMS, "tools/call params.arguments must be an object.")
+    if _has_nul(arguments):
+        # PostgreSQL cannot hold NUL in text; no key, tag, word or content needs one.
+        return {
+            "content": [
+                {
+                    "type": "text",
+                    "text": f"Invalid arguments for {name}: NUL (\\0) characters are not allowed.",
+                }
+            ],
+            "isError": True,
+        }
     return tools.tool_call(ctx, name, arguments)
+
+
+def _has_nul(value) -> bool:
+    if isinstance(value, str):
+        return "\x00" in value
+    if isinstance(value, dict):
+        return any(_has_nul(k) or _has_nul(v) for k, v in value.items())
+    if isinstance(value, list):
+        return any(_has_nul(item) for item in value)
+    return False
 
 
 def _resources_list(ctx: tools.ToolContext, params: dict) -> dict:

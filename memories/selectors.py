@@ -26,8 +26,19 @@ from memories.serialization import iso
 from minds.models import Mind
 
 
+def can_be_stored(value: str | None) -> bool:
+    """False for text no record can hold (a NUL character), so a lookup by it finds nothing.
+
+    SQLite compares such text and finds no match; PostgreSQL refuses it outright (an error,
+    a 500). Every selector answers "nothing found" for it, on both.
+    """
+    return value is None or "\x00" not in value
+
+
 def memory_get(*, mind: Mind, memory_id: str) -> Memory:
     """The memory `memory_id` of this mind; another mind's memory is a 404 like a missing one."""
+    if not can_be_stored(memory_id):
+        raise Http404("No memory with this id in this mind.")
     memory = Memory.objects.filter(mind=mind, pk=memory_id).first()
     if memory is None:
         raise Http404("No memory with this id in this mind.")
@@ -52,6 +63,8 @@ def memory_list(
     Filters combine with AND; `tag` must already be normalised. Two queries, whatever the page
     size (tags are read from the record, not joined per row).
     """
+    if not can_be_stored(tag):
+        return [], 0
     memories = Memory.objects.filter(mind=mind)
     if not include_expired:
         memories = memories.live(now or timezone.now())
@@ -314,6 +327,8 @@ def memory_events(
     offset: int = 0,
 ) -> tuple[list[MemoryEvent], int]:
     """The audit trail of the mind, newest first, optionally for one action or memory."""
+    if not can_be_stored(memory_id):
+        return [], 0
     events = MemoryEvent.objects.filter(mind=mind)
     if action is not None:
         events = events.filter(action=action)

@@ -24,7 +24,8 @@ def mind_for_request(request) -> Mind:
         mind_id = request.query_params.get("mind") or request.headers.get("X-Mind-Id")
         owned = Mind.objects.owned_by(user)
         if mind_id:
-            mind = owned.filter(pk=mind_id.strip()).first()
+            # An id with NUL matches no mind (and PostgreSQL cannot even compare it).
+            mind = None if "\x00" in mind_id else owned.filter(pk=mind_id.strip()).first()
             if mind is None:
                 raise NotFound("No mind with this id is yours.")
         else:

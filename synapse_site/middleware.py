@@ -93,32 +93,3 @@ class SingleQueryValueMiddleware:
                     status=400,
                 )
         return self.get_response(request)
-
-
-class NulCharacterMiddleware:
-    """A NUL character in the path, a query parameter or X-Mind-Id is a 400 naming it.
-
-    PostgreSQL cannot hold NUL in text at all (SQLite can), so such a value reaching a query
-    was a 500 there; no id, key, tag, word or mind contains one. Bodies need no check here:
-    every text field of the API refuses NUL by name (DRF's CharField), and MCP tool
-    arguments are checked in mcp_server/protocol.py.
-    """
-
-    MESSAGE = "Must not contain NUL (\\0) characters."
-
-    def __init__(self, get_response):
-        self.get_response = get_response
-
-    def __call__(self, request):
-        fields: dict[str, list[str]] = {}
-        if "\x00" in request.path:
-            fields["path"] = [self.MESSAGE]
-        for name, values in request.GET.lists():
-            if "\x00" in name or any("\x00" in value for value in values):
-                fields[name.replace("\x00", "\\0")] = [self.MESSAGE]
-        if "\x00" in request.META.get("HTTP_X_MIND_ID", ""):
-            fields["X-Mind-Id"] = [self.MESSAGE]
-        if fields:
-            detail = f"NUL characters are not allowed in: {', '.join(fields)}."
-            return JsonResponse(error_body("invalid", detail, fields), status=400)
-        return self.get_response(request)

@@ -72,6 +72,8 @@ def memory_search(
     parsed = parse_query(q)
     limit = max(1, min(limit, MAX_LIMIT))
     now = now or timezone.now()
+    if tag and "\x00" in tag:  # no tag holds one (PostgreSQL could not even compare it)
+        return SearchPage(query=q, parsed=parsed, hits=[], total=0)
     found = backend().search(
         mind_id=mind.pk,
         parsed=parsed,
