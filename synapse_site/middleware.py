@@ -56,7 +56,13 @@ class BodySizeLimitMiddleware:
                 status=411,
             )
         wsgi_input = request.META["wsgi.input"]
-        body = wsgi_input.read(limit + 1) if limit is not None else wsgi_input.read()
+        try:
+            body = wsgi_input.read(limit + 1) if limit is not None else wsgi_input.read()
+        except Exception:  # the WSGI server's framing errors (gunicorn: ParseException, NoMoreData)
+            return JsonResponse(
+                error_body("malformed_body", "The chunked body is malformed or cut short."),
+                status=400,
+            )
         if limit is not None and len(body) > limit:
             return _too_large(
                 f"The request body is over {limit} bytes, the most this server accepts."
