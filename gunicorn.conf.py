@@ -12,3 +12,25 @@ errorlog = "-"
 # Agents keep connections short; a slow client must not pin a worker forever.
 timeout = 30
 graceful_timeout = 10
+
+
+# Memory. A DRF view and its request point at each other (view.request and
+# request.parser_context["view"]) and the view keeps its response, so a large answer stays in
+# memory until a full garbage collection, which a worker with the whole app loaded seldom
+# runs: a worker grew ~4 MB with every full recall of a 10,000-memory mind (200+ MB after
+# 30). Freezing what the app loaded at start makes a full collection cheap (~1 ms instead of
+# ~60), so one runs after every large answer.
+LARGE_ANSWER = 256 * 1024
+
+
+def post_worker_init(worker):
+    import gc
+
+    gc.freeze()
+
+
+def post_request(worker, req, environ, resp):
+    if (resp.sent or 0) > LARGE_ANSWER:
+        import gc
+
+        gc.collect()
