@@ -52,7 +52,7 @@ from django.db.models.functions import Cast
 from django.utils import timezone
 
 from memories.models import Memory, Priority
-from memories.serialization import PRIORITY_NAMES, memory_to_dict
+from memories.serialization import MEMORY_ROW, PRIORITY_NAMES, memory_row_to_dict
 from minds.models import Mind
 
 CHARS_PER_TOKEN = 4
@@ -66,6 +66,9 @@ _PRIORITY, _VERIFIED, _KEY = 1, 2, 3
 TEXT_ROW = tuple("tags_json" if name == "tags" else name for name in TEXT_FIELDS)
 PRIORITY_CAPS = {p.value: p.label.upper() for p in Priority}
 NON_CRITICAL_DESC = sorted((p.value for p in Priority if p != Priority.CRITICAL), reverse=True)
+
+# Where each of TEXT_ROW's values sits in a MEMORY_ROW tuple (the JSON form reads those).
+TEXT_IN_MEMORY_ROW = tuple(MEMORY_ROW.index(name) for name in TEXT_ROW)
 
 Row = tuple  # one tuple of TEXT_FIELDS values
 
@@ -181,7 +184,7 @@ class RecallPlan:
     verified: int
     header: str
     entries: list[str]  # rendered text entries, in order (empty for JSON without budget)
-    kept: list[Any]  # what the caller streamed alongside each row (tuples or Memory objects)
+    kept: list[Any]  # what the caller streamed alongside each row (TEXT_ROW or MEMORY_ROW)
     omitted: list[Omitted]
 
     @property
@@ -191,7 +194,7 @@ class RecallPlan:
 
 def recall_render_text(*, selection: RecallSelection, budget: int | None = None) -> str:
     """The recall text of `selection` (see the module docstring for the exact layout)."""
-    plan = _plan(selection, budget=budget, objects=False, render=True)
+    plan = _plan(selection, budget=budget, for_json=False, render=True)
     parts = [plan.header]
     for entry in plan.entries:
         parts.append("\n")
@@ -204,7 +207,7 @@ def recall_render_text(*, selection: RecallSelection, budget: int | None = None)
 
 def recall_render_json(*, selection: RecallSelection, budget: int | None = None) -> dict:
     """The same selection as JSON: the counts, the memories in order, what was left out."""
-    plan = _plan(selection, budget=budget, objects=True, render=budget is not None)
+    plan = _plan(selection, budget=budget, for_json=True, render=budget is not None)
     mind = selection.mind
     return {
         "mind": {"id": mind.id, "name": mind.name},
@@ -212,7 +215,7 @@ def recall_render_json(*, selection: RecallSelection, budget: int | None = None)
         "verified": plan.verified,
         "unverified": plan.unverified,
         "budget": budget,
-        "memories": [memory_to_dict(memory) for memory in plan.kept],
+        "memories": [memory_row_to_dict(row) for row in plan.kept],
         "omitted": [omitted.as_dict() for omitted in plan.omitted],
     }
 
@@ -262,21 +265,18 @@ def _closing_len(omitted: list[Omitted]) -> int:
 # --- Planning ---------------------------------------------------------------------------------
 
 
-def _memory_row(memory: Memory) -> Row:
-    return tuple(getattr(memory, name) for name in TEXT_FIELDS)
+def _stream(memories: QuerySet[Memory], *, for_json: bool, chunked: bool) -> Iterable:
+    """(row, payload) pairs in recall order; payload is a MEMORY_ROW for JSON, else the row.
 
-
-def _stream(memories: QuerySet[Memory], *, objects: bool, chunked: bool) -> Iterable:
-    """(row, payload) pairs in recall order; payload is the Memory for JSON, else the row."""
-    if objects:
-        instances: Iterable[Memory] = (
-            memories.iterator(chunk_size=STREAM_CHUNK) if chunked else list(memories)
-        )
-        return ((_memory_row(m), m) for m in instances)
-    # Tags are read as their JSON text and decoded only when not empty: the JSONField
-    # converter would cost more than the rest of a 10,000-memory recall together.
-    rows = memories.annotate(tags_json=Cast("tags", TextField())).values_list(*TEXT_ROW)
+    Plain tuples, no model instances: 10,000 Memory objects and the JSONField converter
+    cost more than the rest of a whole-mind recall together. Tags are read as their JSON
+    text and decoded only when not empty (and once per distinct combination).
+    """
+    fields = MEMORY_ROW if for_json else TEXT_ROW
+    rows = memories.annotate(tags_json=Cast("tags", TextField())).values_list(*fields)
     rows_iter: Iterable[Row] = rows.iterator(chunk_size=STREAM_CHUNK) if chunked else list(rows)
+    if for_json:
+        return ((tuple(row[i] for i in TEXT_IN_MEMORY_ROW), row) for row in rows_iter)
     return ((row, row) for row in rows_iter)
 
 
@@ -317,12 +317,12 @@ def _first_keys(memories: QuerySet[Memory], priority: int) -> tuple[str, ...]:
 
 
 def _plan(
-    selection: RecallSelection, *, budget: int | None, objects: bool, render: bool
+    selection: RecallSelection, *, budget: int | None, for_json: bool, render: bool
 ) -> RecallPlan:
     mind, now, memories = selection.mind, selection.now, selection.memories()
     if budget is None:
         # Everything is shown: one query, and the counts come from the rows themselves.
-        pairs = list(_stream(memories, objects=objects, chunked=False))
+        pairs = list(_stream(memories, for_json=for_json, chunked=False))
         verified = sum(1 for row, _ in pairs if row[_VERIFIED])
         entries = (
             [_entry(number, row, now) for number, (row, _) in enumerate(pairs, 1)] if render else []
@@ -361,7 +361,7 @@ def _plan(
             lower_cache[priority] = (lines, sum(len(o.line) + 1 for o in lines))
         return lower_cache[priority]
 
-    stream = _Lookahead(_stream(memories, objects=objects, chunked=True))
+    stream = _Lookahead(_stream(memories, for_json=for_json, chunked=True))
     used = len(header)
     entries: list[str] = []
     kept: list[Any] = []
