@@ -110,6 +110,7 @@ MIDDLEWARE = [
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "synapse_site.middleware.BodySizeLimitMiddleware",
     "synapse_site.middleware.SingleQueryValueMiddleware",
+    "synapse_site.middleware.ContentSecurityPolicyMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
