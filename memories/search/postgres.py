@@ -81,6 +81,10 @@ _PLAIN_BODY = (
     + " " * len(_PUNCTUATION)
     + "')"
 )
+# `||` numbers the right vector's words on from the left one's last: a placeholder word
+# between the fields, deleted afterwards, keeps the last word of one field and the first of
+# the next from being adjacent, so a phrase never spans two fields (as in FTS5 columns).
+FIELD_GAP = "synapsefieldgap"
 _TAGS_TEXT = (
     "CASE WHEN jsonb_typeof(tags) = 'array' THEN "
     "(SELECT string_agg(value, ' ') FROM jsonb_array_elements_text(tags)) END"
@@ -101,10 +105,13 @@ FUNCTIONS_SQL = (
     f"CREATE OR REPLACE FUNCTION {PLAIN_FUNCTION}(value text) RETURNS text "
     f"LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE AS $fn$ {_PLAIN_BODY} $fn$",
     f"CREATE OR REPLACE FUNCTION {DOCUMENT_FUNCTION}(key text, tags jsonb, content text) "
-    "RETURNS tsvector LANGUAGE sql STABLE AS $fn$ SELECT "
+    "RETURNS tsvector LANGUAGE sql STABLE AS $fn$ SELECT ts_delete("
     f"setweight(to_tsvector('{CONFIG}', {PLAIN_FUNCTION}(coalesce(key, ''))), 'A') || "
+    f"'{FIELD_GAP}:1'::tsvector || "
     f"setweight(to_tsvector('{CONFIG}', {PLAIN_FUNCTION}(coalesce({_TAGS_TEXT}, ''))), 'B') || "
-    f"setweight(to_tsvector('{CONFIG}', {PLAIN_FUNCTION}(coalesce(content, ''))), 'D') $fn$",
+    f"'{FIELD_GAP}:1'::tsvector || "
+    f"setweight(to_tsvector('{CONFIG}', {PLAIN_FUNCTION}(coalesce(content, ''))), 'D'), "
+    f"'{FIELD_GAP}') $fn$",
     f"CREATE OR REPLACE FUNCTION {TRIGGER_FUNCTION}() RETURNS trigger LANGUAGE plpgsql AS $fn$ "
     f"BEGIN NEW.{VECTOR_COLUMN} := {DOCUMENT_FUNCTION}(NEW.key, NEW.tags, NEW.content); "
     "RETURN NEW; END $fn$",

@@ -316,3 +316,11 @@ def test_public_client_search(live_server, owner_mind):
 def test_tag_filter_is_exact(agent, mind, tags, tag, found):
     remember(mind, "note_tagged", "kafka cluster notes", tags=tags)
     assert keys(agent.get(URL, {"q": "kafka", "tag": tag})) == (["note_tagged"] if found else [])
+
+
+def test_a_phrase_does_not_span_two_fields(agent, mind):
+    # The key ends with "docker", the tags and the content begin with "server": on both
+    # backends a phrase matches inside one of key, tags or content, never across them.
+    remember(mind, "note_docker", "server room notes", tags=["server", "docker"])
+    remember(mind, "note_both", "The docker server is up.")
+    assert keys(agent.get(URL, {"q": '"docker server"'})) == ["note_both"]
