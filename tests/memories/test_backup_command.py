@@ -23,6 +23,7 @@ def copy_counts(path) -> tuple[str, int]:
         copy.close()
 
 
+@pytest.mark.sqlite_only  # the backup command copies SQLite files
 @pytest.mark.django_db(transaction=True)
 def test_backup_writes_a_consistent_owner_only_copy(mind, tmp_path, capsys):
     for n in range(5):
@@ -35,6 +36,7 @@ def test_backup_writes_a_consistent_owner_only_copy(mind, tmp_path, capsys):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["synapse-backup.sqlite3"]
 
 
+@pytest.mark.sqlite_only  # the backup command copies SQLite files
 @pytest.mark.django_db(transaction=True)
 def test_backup_refuses_to_overwrite_unless_forced(mind, tmp_path):
     target = tmp_path / "backup.sqlite3"
@@ -46,6 +48,7 @@ def test_backup_refuses_to_overwrite_unless_forced(mind, tmp_path):
     assert copy_counts(target)[0] == "ok"
 
 
+@pytest.mark.sqlite_only  # the backup command copies SQLite files
 @pytest.mark.django_db(transaction=True)
 def test_backup_refuses_the_live_database_and_missing_directories(mind, tmp_path):
     with pytest.raises(CommandError, match="live database"):
@@ -54,6 +57,7 @@ def test_backup_refuses_the_live_database_and_missing_directories(mind, tmp_path
         call_command("backup", str(tmp_path / "nowhere" / "backup.sqlite3"))
 
 
+@pytest.mark.sqlite_only  # the backup command copies SQLite files
 @pytest.mark.django_db(transaction=True)
 def test_backup_while_a_writer_runs_is_a_consistent_snapshot(mind, tmp_path):
     stop = threading.Event()
