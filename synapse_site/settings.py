@@ -222,7 +222,7 @@ REST_FRAMEWORK = {
         "accounts.authentication.BearerJWTAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
-    "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
+    "DEFAULT_RENDERER_CLASSES": ["synapse_site.renderers.ORJSONRenderer"],
     "DEFAULT_PARSER_CLASSES": ["synapse_site.parsers.JSONParser"],
     "DEFAULT_THROTTLE_CLASSES": ["synapse_site.throttling.CredentialRateThrottle"],
     "DEFAULT_THROTTLE_RATES": {"credential": _rate, "login": _login_rate},

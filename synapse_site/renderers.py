@@ -1,0 +1,35 @@
+"""JSON answers encoded with orjson: the same bytes as DRF's JSONRenderer, several times faster.
+
+A whole-mind answer (recall ?format=json, a 1,000-memory list page, search results) spends
+most of its rendering time in json.dumps; orjson does the same work in a fraction. What DRF's
+renderer guarantees is kept: compact separators, UTF-8 without \\u escapes, U+2028 and
+U+2029 escaped (so the answer stays a JavaScript subset), an empty body for None; anything
+orjson cannot encode natively or would write differently (lazy translation strings,
+Decimal, datetimes) goes through DRF's encoder, and an indented answer
+(`Accept: application/json; indent=4`) through DRF itself.
+"""
+
+from __future__ import annotations
+
+import orjson
+from rest_framework.renderers import JSONRenderer
+from rest_framework.utils.encoders import JSONEncoder
+
+_default = JSONEncoder().default
+# Datetimes go to DRF's encoder: it writes milliseconds and "Z", orjson microseconds.
+_OPTIONS = orjson.OPT_NON_STR_KEYS | orjson.OPT_PASSTHROUGH_DATETIME
+
+
+class ORJSONRenderer(JSONRenderer):
+    def render(self, data, accepted_media_type=None, renderer_context=None) -> bytes:
+        if data is None:
+            return b""
+        if self.get_indent(accepted_media_type, renderer_context or {}) is not None:
+            return super().render(data, accepted_media_type, renderer_context)
+        try:
+            ret = orjson.dumps(data, default=_default, option=_OPTIONS)
+        except TypeError:  # e.g. a lone surrogate: DRF's own renderer decides (it fails too)
+            return super().render(data, accepted_media_type, renderer_context)
+        if b"\xe2\x80\xa8" in ret or b"\xe2\x80\xa9" in ret:
+            ret = ret.replace(b"\xe2\x80\xa8", b"\\u2028").replace(b"\xe2\x80\xa9", b"\\u2029")
+        return ret
