@@ -557,3 +557,27 @@ def test_a_person_cannot_set_a_minds_owner_id_or_key(human, owner, other_user, m
     assert response.status_code == 200
     mind.refresh_from_db()
     assert (mind.owner, mind.key_hash) == (owner, key_hash)
+
+
+# --- Nothing fetches a URL it is given (API7 SSRF) ----------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "uri",
+    [
+        "http://169.254.169.254/latest/meta-data/",
+        "file:///etc/passwd",
+        "synapse://memory/../../etc/passwd",
+        "https://example.com/synapse://recall",
+    ],
+)
+def test_mcp_resources_only_name_this_minds_data_never_other_urls(owner_mind, uri, monkeypatch):
+    import socket
+
+    def no_network(*args, **kwargs):
+        raise AssertionError("the server tried to open a connection")
+
+    monkeypatch.setattr(socket, "create_connection", no_network)
+    monkeypatch.setattr(socket.socket, "connect", no_network)
+    answer = mcp(owner_mind.key, "resources/read", {"uri": uri})
+    assert "error" in answer
