@@ -153,7 +153,8 @@ class Route:
 
 def _methods(callback) -> set[str]:
     if getattr(callback, "actions", None):  # a DRF viewset route
-        return {m.upper() for m in callback.actions}
+        # (DRF adds "head" to a GET route's actions on its first request)
+        return {m.upper() for m in callback.actions} - {"HEAD", "OPTIONS"}
     view_class = getattr(callback, "view_class", None) or getattr(callback, "cls", None)
     if view_class is not None and hasattr(view_class, "http_method_names"):
         implemented = {m for m in view_class.http_method_names if hasattr(view_class, m)}
