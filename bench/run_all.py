@@ -32,6 +32,7 @@ from __future__ import annotations
 import argparse
 import gc
 import json
+import os
 import platform
 import sqlite3
 import sys
@@ -84,7 +85,9 @@ def health_rate(server: common.Server, *, clients: int, requests: int) -> float:
     return clients * requests / seconds
 
 
-def concurrent_writes(server: common.Server, key: str, *, writers: int, each: int) -> dict:
+def concurrent_writes(
+    server: common.Server, key: str, *, writers: int, each: int, prefix: str = "note_w"
+) -> dict:
     """`writers` connections each POST `each` new memories; latencies, errors, wall time."""
 
     def work(w):
@@ -95,7 +98,7 @@ def concurrent_writes(server: common.Server, key: str, *, writers: int, each: in
                 "/memory",
                 json={
                     "category": "note",
-                    "key": f"note_w{w}_{i:06d}",
+                    "key": f"{prefix}{w}_{i:06d}",
                     "content": f"Writer {w}, note {i}: the user prefers short answers.",
                     "tags": ["bench", f"writer-{w}"],
                 },
@@ -127,18 +130,18 @@ def worker_peak_rss_mb(server: common.Server) -> list[float]:
     return peaks
 
 
-def machine() -> str:
+def machine(load_at_start: float) -> str:
     mem_kb = next(
         int(line.split()[1])
         for line in Path("/proc/meminfo").read_text().splitlines()
         if line.startswith("MemTotal:")
     )
-    import os
-
     return (
         f"{os.cpu_count()} CPUs (nproc {len(os.sched_getaffinity(0))}), "
         f"{mem_kb / 1024 / 1024:.1f} GiB RAM, Python {platform.python_version()}, "
-        f"SQLite {sqlite3.sqlite_version}, {platform.platform()}"
+        f"SQLite {sqlite3.sqlite_version}, {platform.platform()}; load average "
+        f"{load_at_start:.1f} at the start, {os.getloadavg()[0]:.1f} at the end (other work "
+        "on the machine shows here)"
     )
 
 
@@ -156,6 +159,7 @@ def main(argv: list[str] | None = None) -> int:
     write_each = 20 if quick else 150
     bulk_count = 2000 if quick else 30_000
     started_all = time.perf_counter()
+    load_at_start = os.getloadavg()[0]
 
     def say(message: str) -> None:
         print(f"[{time.perf_counter() - started_all:6.1f}s] {message}", file=sys.stderr, flush=True)
@@ -275,7 +279,7 @@ def main(argv: list[str] | None = None) -> int:
         mind_size=mind_size,
     )
     print(f"\nSynapse benchmarks, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}")
-    print(machine())
+    print(machine(load_at_start))
     print(
         f"gunicorn as `make run` starts it ({WORKERS} workers), a fresh SQLite database of "
         f"{total_seeded:,} memories (+ the writers' and the bulk load's minds)\n"
