@@ -141,7 +141,9 @@ def test_sync_does_not_grow_with_the_batch(agent, mind):
         ]
         counts.append(count(agent, "post", "/memory/sync", data={"memories": items}, format="json"))
     assert counts[0] == counts[1]
-    assert counts[1] <= 6
+    # PostgreSQL inserts the batch in a savepoint (SAVEPOINT + RELEASE: 2 more): only SQLite's
+    # IMMEDIATE transaction rules out a concurrent writer of the same keys beforehand.
+    assert counts[1] <= (8 if connection.vendor == "postgresql" else 6)
 
 
 def test_verify_does_not_grow_with_the_mind(human, mind):
