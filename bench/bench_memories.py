@@ -4,6 +4,7 @@ Run it from the repository root:
 
     .venv/bin/python bench/bench_memories.py            # 200 requests per figure
     .venv/bin/python bench/bench_memories.py --requests 50 --port 8711 --workers 2
+    .venv/bin/python bench/bench_memories.py --database sqlite,postgres   # side by side
 
 What it does: a fresh temporary SQLite database (migrated), one mind seeded with 10,000
 memories through the ORM (bulk_create), then gunicorn started exactly as `make run` starts
@@ -19,6 +20,9 @@ Figures:
 - GET /memory/recall?budget=2000
 - POST /memory, a new key each time (the upsert path, with audit); if the endpoint is not
   there yet (404/405) the row says so instead of failing.
+
+`--database postgres` runs the same on a throwaway PostgreSQL database (bench/common.py);
+`--database sqlite,postgres` runs once per database and ends with both side by side.
 """
 
 from __future__ import annotations
@@ -41,15 +45,27 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--port", type=int, default=8711)
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--keep", action="store_true", help="keep the temp directory")
+    parser.add_argument(
+        "--database", type=common.database_list, default=["sqlite"], help="sqlite,postgres"
+    )
+    parser.add_argument("--results", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     n, warm = args.requests, args.warmup
+    if len(args.database) > 1:
+        rest = [*("--memories", str(args.memories), "--requests", str(n)), "--warmup", str(warm)]
+        rest += ["--port", str(args.port), "--workers", str(args.workers)]
+        results = common.run_per_database(__file__, rest, args.database)
+        print("\nms")
+        print(common.format_side_by_side(results, ("p50", "p95")))
+        return 0
 
-    with common.BenchDatabase(keep=args.keep) as db:
+    with common.BenchDatabase(keep=args.keep, database=args.database[0]) as db:
         started = time.perf_counter()
         _, mind, key = common.create_mind("Bench mind")
         common.seed_memories(mind, args.memories)
+        db.settle()
         seeded = time.perf_counter() - started
-        print(f"seeded {args.memories} memories in {seeded:.1f}s ({db.path})")
+        print(f"seeded {args.memories} memories in {seeded:.1f}s ({db.path or db.url})")
 
         with common.Server(db, port=args.port, workers=args.workers) as server:
             client = server.client(token=key)
@@ -84,6 +100,10 @@ def main(argv: list[str] | None = None) -> int:
     print()
     print(common.format_table(figures, baseline=health))
     print(f"\n(p50 / base: each p50 divided by the GET /health p50; {args.workers} workers)")
+    common.write_results(
+        args.results,
+        [{"name": f.name, "p50": f.p50_ms, "p95": f.p95_ms} for f in figures if f.timings],
+    )
     return 0
 
 

@@ -1,6 +1,7 @@
 """Search speed: one mind of 10,000 memories inside a database of 100,000.
 
     .venv/bin/python bench/bench_search.py [--requests 200] [--port 8721] [--keep]
+    .venv/bin/python bench/bench_search.py --database sqlite,postgres   # both, side by side
 
 Seeds a fresh SQLite file (bench/common.py: bulk_create, the FTS triggers fire as in
 production): the measured mind holds 10,000 memories, nine other minds 10,000 each. Planted
@@ -20,6 +21,11 @@ For each query it reports, side by side, in the same run:
 - ratio = search p50 / (engine floor p50 + framework floor p50); the target is <= 2.
 It also times the scoping alternative (no mind token; filter the joined rows by mind_id)
 for the term that is common elsewhere but rare in this mind: the reason for the token.
+On PostgreSQL (`--database postgres`, a throwaway database on BENCH_POSTGRES_URL's server)
+the engine floors are the same search done bare with psycopg: the tsquery over the mind
+(GIN on mind_id + vector) and over the whole database; the token comparison is SQLite's.
+With several databases the script runs once per database and ends with the figures side
+by side.
 Loopback only, bounded loops, nothing asserted.
 """
 
@@ -85,26 +91,32 @@ def check(reply):
     return reply
 
 
-def main() -> None:
+SIDE_BY_SIDE = ("total", "HTTP p50", "HTTP p95", "selector p50", "engine p50")
+
+
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--requests", type=int, default=200)
     parser.add_argument("--port", type=int, default=8721, help="8720-8729")
     parser.add_argument("--keep", action="store_true", help="keep the temp database")
-    args = parser.parse_args()
+    parser.add_argument(
+        "--database", type=common.database_list, default=["sqlite"], help="sqlite,postgres"
+    )
+    parser.add_argument("--results", help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
     requests = max(10, min(args.requests, 2000))
+    if len(args.database) > 1:
+        rest = ["--requests", str(requests), "--port", str(args.port)]
+        results = common.run_per_database(__file__, rest, args.database)
+        print("\nms (p50 unless marked); engine = the bare query's floor")
+        print(common.format_side_by_side(results, SIDE_BY_SIDE))
+        return
+    if args.database == ["postgres"]:
+        postgres_main(args, requests)
+        return
 
     with common.BenchDatabase(keep=args.keep) as db:
-        started = time.perf_counter()
-        _, mind, key = common.create_mind("Measured")
-        common.seed_memories(mind, MIND_SIZE, seed=1, content=target_content)
-        for n in range(OTHER_MINDS):
-            _, other, _ = common.create_mind(f"Other {n}")
-            common.seed_memories(other, MIND_SIZE, seed=100 + n, content=other_content)
-        print(
-            f"seeded {MIND_SIZE * (OTHER_MINDS + 1):,} memories ({MIND_SIZE:,} in the measured "
-            f"mind) in {time.perf_counter() - started:.0f}s",
-            file=sys.stderr,
-        )
+        mind, key = seed(db)
 
         import gc
 
@@ -205,6 +217,123 @@ def main() -> None:
             f"{ms(scoping['filter']):.2f} ms."
         )
         raw.close()
+        common.write_results(
+            args.results,
+            [
+                {
+                    "name": label,
+                    "total": total,
+                    "HTTP p50": ms(t["http"]),
+                    "HTTP p95": ms(t["http"], 95),
+                    "selector p50": ms(t["selector"]),
+                    "engine p50": min(ms(t["fts_mind"]), ms(t["fts_all"])),
+                }
+                for label, total, t in rows
+            ],
+        )
+
+
+def seed(db) -> tuple:
+    started = time.perf_counter()
+    _, mind, key = common.create_mind("Measured")
+    common.seed_memories(mind, MIND_SIZE, seed=1, content=target_content)
+    for n in range(OTHER_MINDS):
+        _, other, _ = common.create_mind(f"Other {n}")
+        common.seed_memories(other, MIND_SIZE, seed=100 + n, content=other_content)
+    print(
+        f"seeded {MIND_SIZE * (OTHER_MINDS + 1):,} memories ({MIND_SIZE:,} in the measured "
+        f"mind) on {db.database} in {time.perf_counter() - started:.0f}s",
+        file=sys.stderr,
+    )
+    return mind, key
+
+
+def postgres_main(args, requests: int) -> None:
+    """The same figures on PostgreSQL; engine floors with psycopg on the same database."""
+    with common.BenchDatabase(keep=args.keep, database="postgres") as db:
+        mind, key = seed(db)
+        db.settle()
+        import gc
+
+        import psycopg
+
+        from memories.search import memory_search
+        from memories.search import postgres as backend
+        from memories.search.query import parse_query
+
+        gc.collect()
+        gc.freeze()
+        # No server-side prepared statements (psycopg prepares after 5 runs; Django does not):
+        # a generic plan would not be the plan the server uses.
+        raw = psycopg.connect(
+            db.url.replace("postgres://", "postgresql://", 1),
+            autocommit=True,
+            prepare_threshold=None,
+        )
+        floor_sql = (
+            "SELECT id FROM memories_memory WHERE /*scope*/ search_vector @@ "
+            f"to_tsquery('{backend.CONFIG}', %(q)s) ORDER BY ts_rank({backend._RANK_WEIGHTS}, "
+            f"search_vector, to_tsquery('{backend.CONFIG}', %(q)s), 1) DESC LIMIT 20"
+        )
+        mind_sql = floor_sql.replace("/*scope*/", "mind_id = %(mind)s AND")
+        all_sql = floor_sql.replace("/*scope*/", "")
+
+        rows = []
+        with common.Server(db, port=args.port) as server:
+            client = server.client(token=key)
+            anonymous = server.client()
+            for label, q in QUERIES:
+                path = "/memory/search?" + urlencode({"q": q, "limit": 20})
+                total = client.get(path).json()["total"]
+                expression = backend.to_tsquery_text(parse_query(q))
+                params = {"q": expression, "mind": mind.pk}
+                samples = interleaved(
+                    {
+                        "http": lambda p=path: check(client.get(p)),
+                        "health": lambda: check(anonymous.get("/health")),
+                        "selector": lambda q=q: memory_search(mind=mind, q=q, limit=20),
+                        "fts_mind": lambda p=params: raw.execute(mind_sql, p).fetchall(),
+                        "fts_all": lambda p=params: raw.execute(all_sql, p).fetchall(),
+                    },
+                    rounds=requests,
+                )
+                rows.append((label, total, samples))
+        raw.close()
+
+        def ms(timings, pct=50) -> float:
+            return common.percentile(timings, pct) * 1000
+
+        print(
+            f"\n{'query':28} {'total':>5}  {'HTTP p50':>8} {'p95':>6}  {'selector':>8}  "
+            f"{'tsq mind':>9} {'tsq all':>8}  {'/health':>7}  {'floor':>6}  {'ratio':>5}"
+        )
+        print("-" * 108)
+        for label, total, t in rows:
+            floor = min(ms(t["fts_mind"]), ms(t["fts_all"])) + ms(t["health"])
+            print(
+                f"{label:28} {total:5d}  {ms(t['http']):8.2f} {ms(t['http'], 95):6.2f}  "
+                f"{ms(t['selector']):8.2f}  {ms(t['fts_mind']):9.2f} {ms(t['fts_all']):8.2f}  "
+                f"{ms(t['health']):7.2f}  {floor:6.2f}  {ms(t['http']) / floor:4.2f}x"
+            )
+        print(
+            "\nms, p50 unless marked; PostgreSQL. tsq mind / all = the bare ranked tsquery "
+            "(psycopg) over the mind / over the whole database; floor = min of the two + "
+            "GET /health."
+        )
+        common.write_results(
+            args.results,
+            [
+                {
+                    "name": label,
+                    "total": total,
+                    "HTTP p50": ms(t["http"]),
+                    "HTTP p95": ms(t["http"], 95),
+                    "selector p50": ms(t["selector"]),
+                    "engine p50": min(ms(t["fts_mind"]), ms(t["fts_all"])),
+                }
+                for label, total, t in rows
+            ],
+        )
 
 
 if __name__ == "__main__":

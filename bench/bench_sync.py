@@ -4,6 +4,7 @@ Run it from the repository root:
 
     .venv/bin/python bench/bench_sync.py                 # 100,000 memories, batches of 1,000
     .venv/bin/python bench/bench_sync.py --memories 20000 --clients 2 --port 8741
+    .venv/bin/python bench/bench_sync.py --database sqlite,postgres    # both, side by side
 
 What it does: a fresh temporary SQLite database (migrated), one mind, then gunicorn started
 exactly as `make run` starts it (gunicorn.conf.py; WEB_CONCURRENCY workers; rate limit
@@ -19,6 +20,11 @@ Figures, in memories per second:
   batch, WAL and synchronous=NORMAL like the server) into a table like memories_memory with
   its unique (mind, category, key) index, in a temp file: the floor a bulk path is judged by.
   It writes no tag rows, audit rows or search index, so the ratio is an upper bound on waste.
+
+`--database postgres` does the same on a throwaway PostgreSQL database (bench/common.py);
+its raw floors are psycopg executemany inserts, one commit per batch, into a similar table
+and into memories_memory itself (indexes and the search trigger), under a second mind.
+`--database sqlite,postgres` runs once per database, then prints both side by side.
 """
 
 from __future__ import annotations
@@ -168,6 +174,57 @@ def raw_sqlite_rate(
     return len(rows) / seconds
 
 
+def raw_postgres_rate(
+    memories: list[dict], *, batch: int, url: str, mind_id: str, our_schema: bool
+) -> float:
+    """raw_sqlite_rate's twin with psycopg: into a similar table (created, then dropped) or
+    into memories_memory (every index and the search trigger) for `mind_id`."""
+    import psycopg
+
+    table = "memories_memory" if our_schema else "bench_raw_memories"
+    create = RAW_TABLE.replace("datetime", "timestamptz").replace("memories_memory", table)
+    placeholders = ", ".join(["%s"] * len(COLUMNS))
+    sql = f"INSERT INTO {table} ({', '.join(COLUMNS)}) VALUES ({placeholders})"
+    if our_schema:
+        sql = sql.replace("%s, %s, %s, %s, %s, %s", "%s, %s, %s, %s, %s::jsonb, %s", 1)
+    now = datetime.now(UTC)
+    rows = [
+        (
+            f"mem_{secrets.token_hex(10)}",
+            m["category"],
+            m["key"],
+            m["content"],
+            json.dumps(m["tags"]),
+            RANK[m["priority"]],
+            "agent",
+            False,
+            0.7,
+            None,
+            now,
+            now,
+            None,
+            "",
+            mind_id,
+        )
+        for m in memories
+    ]
+    with psycopg.connect(url.replace("postgres://", "postgresql://", 1)) as db:
+        if not our_schema:
+            db.execute(create)
+            db.execute(RAW_INDEX.replace("memories_memory", table))
+            db.commit()
+        started = time.perf_counter()
+        with db.cursor() as cursor:
+            for start in range(0, len(rows), batch):
+                cursor.executemany(sql, rows[start : start + batch])
+                db.commit()
+        seconds = time.perf_counter() - started
+        if not our_schema:
+            db.execute(f"DROP TABLE {table}")
+            db.commit()
+    return len(rows) / seconds
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--memories", type=int, default=100_000)
@@ -176,7 +233,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--port", type=int, default=8740)
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--keep", action="store_true", help="keep the temp directory")
+    parser.add_argument(
+        "--database", type=common.database_list, default=["sqlite"], help="sqlite,postgres"
+    )
+    parser.add_argument("--results", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    if len(args.database) > 1:
+        rest = ["--memories", str(args.memories), "--batch", str(args.batch)]
+        rest += ["--clients", str(args.clients), "--port", str(args.port)]
+        rest += ["--workers", str(args.workers)]
+        results = common.run_per_database(__file__, rest, args.database)
+        print("\nmemories per second")
+        print(common.format_side_by_side(results, ("memories/s",)))
+        return 0
+    database = args.database[0]
 
     memories = build_memories(args.memories)
     bodies = [
@@ -189,30 +259,42 @@ def main(argv: list[str] | None = None) -> int:
         f"(~{size:.0f} KiB each), {args.clients} client(s), {args.workers} gunicorn workers"
     )
 
-    with common.BenchDatabase(keep=args.keep) as db:
+    with common.BenchDatabase(keep=args.keep, database=database) as db:
         _, mind, key = common.create_mind("Bench sync")
         from django.db import connections
 
         connections.close_all()  # checkpoints the WAL: the file alone holds the schema
-        schema_copy = db.dir / "schema-copy.sqlite3"
-        shutil.copyfile(db.path, schema_copy)
+        if database == "sqlite":
+            schema_copy = db.dir / "schema-copy.sqlite3"
+            shutil.copyfile(db.path, schema_copy)
         with common.Server(db, port=args.port, workers=args.workers) as server:
             created = send_all(server, key, bodies, clients=args.clients, expect="created")
             unchanged = send_all(server, key, bodies, clients=args.clients, expect="unchanged")
             total = server.client(token=key).get("/memory/stats").json()["total"]
         if total != args.memories:
             raise RuntimeError(f"the mind holds {total} memories, expected {args.memories}")
-        raw = raw_sqlite_rate(memories, batch=args.batch)
-        raw_schema = raw_sqlite_rate(
-            memories, batch=args.batch, schema_copy=schema_copy, mind_id=mind.pk
-        )
+        if database == "sqlite":
+            raw = raw_sqlite_rate(memories, batch=args.batch)
+            raw_schema = raw_sqlite_rate(
+                memories, batch=args.batch, schema_copy=schema_copy, mind_id=mind.pk
+            )
+        else:
+            _, raw_mind, _ = common.create_mind("Bench raw")
+            connections.close_all()
+            raw = raw_postgres_rate(
+                memories, batch=args.batch, url=db.url, mind_id=raw_mind.pk, our_schema=False
+            )
+            raw_schema = raw_postgres_rate(
+                memories, batch=args.batch, url=db.url, mind_id=raw_mind.pk, our_schema=True
+            )
 
     new_rate = args.memories / created
+    engine = "SQLite" if database == "sqlite" else "PostgreSQL"
     lines = [
         ("POST /memory/sync, new", new_rate, f"{created:.1f} s"),
         ("POST /memory/sync, unchanged", args.memories / unchanged, f"{unchanged:.1f} s"),
-        ("raw SQLite, similar table", raw, "executemany, commit per batch"),
-        ("raw SQLite, our schema", raw_schema, "+ every index and the search trigger"),
+        ("raw inserts, similar table", raw, f"{engine}, executemany, commit per batch"),
+        ("raw inserts, our schema", raw_schema, "+ every index and the search trigger"),
     ]
     print(f"\n{'':30}  {'memories/s':>11}")
     for name, rate, note in lines:
@@ -220,6 +302,9 @@ def main(argv: list[str] | None = None) -> int:
     print(
         f"\nsync (new) takes {raw / new_rate:.1f}x the time of raw inserts into a similar table, "
         f"{raw_schema / new_rate:.1f}x that of raw inserts into our schema"
+    )
+    common.write_results(
+        args.results, [{"name": name, "memories/s": rate} for name, rate, _ in lines]
     )
     return 0
 

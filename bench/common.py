@@ -13,6 +13,11 @@ A benchmark script typically does:
             print(common.format_table([common.Figure("GET /health", timings)]))
 
 Everything stays on the loopback interface; loops are bounded; nothing is asserted.
+
+PostgreSQL: `BenchDatabase(database="postgres")` creates a throwaway database on the server of
+BENCH_POSTGRES_URL (default postgres://postgres@127.0.0.1:5432/postgres) and drops it on
+exit. A script taking `--database sqlite,postgres` runs itself once per database (Django is
+set up once per process) through `run_per_database`, then prints the figures side by side.
 """
 
 from __future__ import annotations
@@ -56,21 +61,56 @@ TAGS = _TAG_TEXT.split()
 # --- Database and Django -----------------------------------------------------------------------
 
 
-class BenchDatabase:
-    """A fresh SQLite file in a temp directory, migrated, with Django set up in-process.
+DATABASES = ("sqlite", "postgres")
+POSTGRES_URL = os.environ.get("BENCH_POSTGRES_URL", "postgres://postgres@127.0.0.1:5432/postgres")
 
+
+def _postgres_admin(url: str):
+    """An autocommit connection to the server of `url` (CREATE/DROP DATABASE need one)."""
+    import dj_database_url
+    import psycopg
+
+    db = dj_database_url.parse(url)
+    return psycopg.connect(
+        dbname=db["NAME"] or "postgres",
+        host=db["HOST"] or None,
+        port=db["PORT"] or None,
+        user=db["USER"] or None,
+        password=db["PASSWORD"] or None,
+        autocommit=True,
+    )
+
+
+class BenchDatabase:
+    """A fresh database, migrated, with Django set up in-process.
+
+    `database="sqlite"`: a file in a temp directory; `"postgres"`: a new database
+    synapse_bench_<random> on the server of BENCH_POSTGRES_URL, dropped on exit.
     Environment for this process (and for a `Server` started from it): DATABASE_URL pointing
-    at the file, a long random SECRET_KEY, SYNAPSE_DATA_DIR inside the temp directory, the
-    rate limit off. The directory is removed on exit unless `keep=True`.
+    at it, a long random SECRET_KEY, SYNAPSE_DATA_DIR inside the temp directory, the rate
+    limit off. The directory (and the PostgreSQL database) is removed on exit unless
+    `keep=True`.
     """
 
-    def __init__(self, *, keep: bool = False, verbose: bool = False):
+    def __init__(self, *, keep: bool = False, verbose: bool = False, database: str = "sqlite"):
+        if database not in DATABASES:
+            raise ValueError(f"database must be one of {DATABASES}, not {database!r}")
         self.keep = keep
         self.verbose = verbose
+        self.database = database
         self.dir = Path(tempfile.mkdtemp(prefix="synapse-bench-"))
         self.path = self.dir / "bench.sqlite3"
+        self.postgres_name = None
+        url = f"sqlite:///{self.path}"  # an absolute path: sqlite:////tmp/…
+        if database == "postgres":
+            from urllib.parse import urlsplit
+
+            self.path = None
+            self.postgres_name = f"synapse_bench_{secrets.token_hex(4)}"
+            url = urlsplit(POSTGRES_URL)._replace(path="/" + self.postgres_name).geturl()
+        self.url = url
         self.env = {
-            "DATABASE_URL": f"sqlite:///{self.path}",  # an absolute path: sqlite:////tmp/…
+            "DATABASE_URL": url,
             "SECRET_KEY": secrets.token_urlsafe(64),
             "SYNAPSE_DATA_DIR": str(self.dir),
             "SYNAPSE_RATE_LIMIT": "off",
@@ -79,6 +119,9 @@ class BenchDatabase:
         }
 
     def __enter__(self) -> BenchDatabase:
+        if self.postgres_name:
+            with _postgres_admin(POSTGRES_URL) as admin:
+                admin.execute(f'CREATE DATABASE "{self.postgres_name}"')
         os.environ.update(self.env)
         os.environ.setdefault("DJANGO_SETTINGS_MODULE", "synapse_site.settings")
         if str(REPO) not in sys.path:
@@ -90,7 +133,7 @@ class BenchDatabase:
 
         started = time.perf_counter()
         call_command("migrate", verbosity=0, interactive=False)
-        self.log(f"migrated {self.path} in {time.perf_counter() - started:.1f}s")
+        self.log(f"migrated {self.path or self.url} in {time.perf_counter() - started:.1f}s")
         return self
 
     def __exit__(self, *exc) -> None:
@@ -98,9 +141,23 @@ class BenchDatabase:
 
         connections.close_all()
         if self.keep:
-            print(f"kept {self.dir}")
-        else:
-            shutil.rmtree(self.dir, ignore_errors=True)
+            print(f"kept {self.dir}" + (f" and {self.url}" if self.postgres_name else ""))
+            return
+        shutil.rmtree(self.dir, ignore_errors=True)
+        if self.postgres_name:
+            with _postgres_admin(POSTGRES_URL) as admin:
+                admin.execute(f'DROP DATABASE IF EXISTS "{self.postgres_name}" WITH (FORCE)')
+
+    def settle(self) -> None:
+        """Measure a steady state, not the moment after a bulk load: fold SQLite's WAL into
+        the file; on PostgreSQL, VACUUM ANALYZE (visibility map, planner statistics)."""
+        from django.db import connection
+
+        with connection.cursor() as cursor:
+            if self.database == "sqlite":
+                cursor.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            else:
+                cursor.execute("VACUUM ANALYZE")
 
     def log(self, message: str) -> None:
         if self.verbose:
@@ -381,4 +438,65 @@ def format_table(figures: Sequence[Figure], *, baseline: Figure | None = None) -
         ratio = f"{f.p50_ms / base:9.1f}x" if base else ""
         line = f"{f.name:{width}}  {len(f.timings):>5}  {f.p50_ms:8.2f}  {f.p95_ms:8.2f}"
         lines.append(f"{line}  {ratio:>10}" + (f"  {f.note}" if f.note else ""))
+    return "\n".join(lines)
+
+
+# --- Several databases in one run --------------------------------------------------------------
+
+
+def database_list(value: str) -> list[str]:
+    """argparse type for `--database`: `sqlite`, `postgres` or both, comma-separated."""
+    names = [name.strip() for name in value.split(",") if name.strip()]
+    unknown = [name for name in names if name not in DATABASES]
+    if not names or unknown:
+        raise ValueError(f"--database takes {', '.join(DATABASES)} (comma-separated)")
+    return names
+
+
+def write_results(path: str | None, rows: list[dict]) -> None:
+    """For `run_per_database`: this run's figures, [{"name": str, <metric>: number…}]."""
+    if path:
+        Path(path).write_text(jsonlib.dumps(rows))
+
+
+def run_per_database(script: str, argv: Sequence[str], databases: Sequence[str]) -> dict:
+    """Run `script` once per database (`--database X --results file`), its output shown as
+    it goes; return {database: rows} for `format_side_by_side`."""
+    results = {}
+    for database in databases:
+        with tempfile.NamedTemporaryFile(suffix=".json") as out:
+            print(f"\n===== {database} =====", flush=True)
+            command = [sys.executable, script, *argv, "--database", database, "--results"]
+            subprocess.run([*command, out.name], check=True)
+            results[database] = jsonlib.loads(Path(out.name).read_text() or "[]")
+    return results
+
+
+def format_side_by_side(results: dict, metrics: Sequence[str]) -> str:
+    """One line per figure name; under each metric, one column per database, in run order."""
+    databases = list(results)
+    names: list[str] = []
+    for rows in results.values():
+        names += [row["name"] for row in rows if row["name"] not in names]
+    by = {db: {row["name"]: row for row in rows} for db, rows in results.items()}
+    width = max(len(name) for name in names)
+    cell = max(9, *(len(db) for db in databases))
+    group = len(databases) * (cell + 2) - 2
+    top = f"{'':{width}}  " + "  ".join(f"{metric:^{group}}" for metric in metrics)
+    head = f"{'':{width}}  " + "  ".join(
+        "  ".join(f"{db:>{cell}}" for db in databases) for _ in metrics
+    )
+    lines = [top, head, "-" * len(head)]
+    for name in names:
+        values = []
+        for metric in metrics:
+            for db in databases:
+                value = by[db].get(name, {}).get(metric)
+                if value is None:
+                    values.append(f"{'-':>{cell}}")
+                elif isinstance(value, int):
+                    values.append(f"{value:>{cell},.0f}")
+                else:
+                    values.append(f"{value:>{cell},.2f}")
+        lines.append(f"{name:{width}}  " + "  ".join(values))
     return "\n".join(lines)
