@@ -54,6 +54,7 @@ from django.db.models.functions import Cast
 from django.utils import timezone
 
 from memories.models import Memory, Priority
+from memories.selectors import can_be_stored
 from memories.serialization import MEMORY_ROW, PRIORITY_NAMES, memory_row_to_dict
 from minds.models import Mind
 
@@ -91,6 +92,8 @@ class RecallSelection:
         if self.category:
             memories = memories.filter(category=self.category)
         if self.tag:
+            if not can_be_stored(self.tag):  # a NUL: no tag holds one (PostgreSQL: an error)
+                return memories.none()
             memories = memories.filter(tag_rows__tag=self.tag)
         return memories
 

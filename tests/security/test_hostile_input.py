@@ -303,6 +303,24 @@ def test_a_repeated_query_parameter_is_a_400(agent, mind, path):
     assert "tag" in response.json()["fields"]
 
 
+GET_ROUTES = [path for method, path, caller in ENDPOINTS if method == "GET" and caller == "agent"]
+NUL_PARAMS = ["tag", "category", "q", "mind", "memory", "since", "within", "budget", "format"]
+
+
+@pytest.mark.parametrize("path", GET_ROUTES)
+def test_a_nul_in_any_query_parameter_is_never_a_500(agent, human, mind, memory, path):
+    # NUL is no character of any name, tag or id: a 400 naming the parameter, or a filter
+    # that matches nothing (tests/site/test_nul_characters.py), never a database error.
+    target = url(path, mind=mind, memory=memory)
+    separator = "&" if "?" in target else "?"
+    for client in (agent, human):
+        for name in NUL_PARAMS:
+            response = client.get(f"{target}{separator}{name}=a%00b")
+            assert response.status_code in (200, 400, 404), (name, response.content[:200])
+            if response.status_code != 200:
+                error_of(response)
+
+
 def test_memory_id_of_the_wrong_form_is_a_404(agent, mind):
     for path in ("/memory/42", "/memory/mem_../verify", "/memory/MEM_ABC", "/memory/mem_%00"):
         assert_4xx_json(agent.get(path), 404, "not_found")
