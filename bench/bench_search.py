@@ -91,6 +91,28 @@ def check(reply):
     return reply
 
 
+def sqlite_floor_calls(raw: sqlite3.Connection, *, mind_id: str, q: str) -> dict:
+    """The engine floors of one search, as calls on a plain sqlite3 connection: the bare
+    FTS5 query (`MATCH … ORDER BY rank LIMIT 20`) with our mind-scoped expression
+    ("fts_mind") and with the plain words over the whole database ("fts_all")."""
+    from memories.search import sqlite as backend
+    from memories.search.query import parse_query
+
+    sql = (
+        f"SELECT rowid FROM {backend.FTS_TABLE} WHERE {backend.FTS_TABLE} MATCH ? "
+        "ORDER BY rank LIMIT 20"
+    )
+    parsed = parse_query(q)
+    scoped = backend.match_expression(mind_id=mind_id, parsed=parsed)
+    plain = " OR ".join(t.fts5() for t in parsed.required + parsed.optional)
+    if parsed.required:
+        plain = " AND ".join(t.fts5() for t in parsed.required)
+    return {
+        "fts_mind": lambda: raw.execute(sql, (scoped,)).fetchall(),
+        "fts_all": lambda: raw.execute(sql, (plain,)).fetchall(),
+    }
+
+
 SIDE_BY_SIDE = ("total", "HTTP p50", "HTTP p95", "selector p50", "engine p50")
 
 
@@ -135,10 +157,6 @@ def main(argv: list[str] | None = None) -> None:
 
         raw = sqlite3.connect(db.path)
         raw.execute("PRAGMA cache_size=-20000")
-        floor_sql = (
-            f"SELECT rowid FROM {backend.FTS_TABLE} WHERE {backend.FTS_TABLE} MATCH ? "
-            "ORDER BY rank LIMIT 20"
-        )
 
         rows = []
         with common.Server(db, port=args.port) as server:
@@ -147,19 +165,13 @@ def main(argv: list[str] | None = None) -> None:
             for label, q in QUERIES:
                 path = "/memory/search?" + urlencode({"q": q, "limit": 20})
                 total = client.get(path).json()["total"]
-                parsed = parse_query(q)
-                scoped = backend.match_expression(mind_id=mind.pk, parsed=parsed)
-                plain = " OR ".join(t.fts5() for t in parsed.required + parsed.optional)
-                if parsed.required:
-                    plain = " AND ".join(t.fts5() for t in parsed.required)
                 # One sample of each per round, so load on the machine hits all alike.
                 samples = interleaved(
                     {
                         "http": lambda p=path: check(client.get(p)),
                         "health": lambda: check(anonymous.get("/health")),
                         "selector": lambda q=q: memory_search(mind=mind, q=q, limit=20),
-                        "fts_mind": lambda e=scoped: raw.execute(floor_sql, (e,)).fetchall(),
-                        "fts_all": lambda e=plain: raw.execute(floor_sql, (e,)).fetchall(),
+                        **sqlite_floor_calls(raw, mind_id=mind.pk, q=q),
                     },
                     rounds=requests,
                 )

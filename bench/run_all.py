@@ -177,9 +177,6 @@ def main(argv: list[str] | None = None) -> int:
         gc.collect()
         gc.freeze()
 
-        from memories.search import sqlite as backend
-        from memories.search.query import parse_query
-
         # 2. Engine floors, in-process.
         bulk_items = bench_sync.build_memories(bulk_count)
         raw_bulk = bench_sync.raw_sqlite_rate(bulk_items[:20_000], batch=1000)
@@ -187,10 +184,6 @@ def main(argv: list[str] | None = None) -> int:
         say(f"raw SQLite: {raw_bulk:,.0f} inserts/s in batches, {raw_commit:,.0f} commits/s")
         raw = sqlite3.connect(db.path)
         raw.execute("PRAGMA cache_size=-20000")
-        floor_sql = (
-            f"SELECT rowid FROM {backend.FTS_TABLE} WHERE {backend.FTS_TABLE} MATCH ? "
-            "ORDER BY rank LIMIT 20"
-        )
         _, _, write_key = common.create_mind("Writers")
         _, _, bulk_key = common.create_mind("Bulk")
         from django.db import connections
@@ -211,17 +204,11 @@ def main(argv: list[str] | None = None) -> int:
             for label, q in bench_search.QUERIES:
                 path = "/memory/search?" + urlencode({"q": q, "limit": 20})
                 total = bench_search.check(client.get(path)).json()["total"]
-                parsed = parse_query(q)
-                scoped = backend.match_expression(mind_id=mind.pk, parsed=parsed)
-                plain = " OR ".join(t.fts5() for t in parsed.required + parsed.optional)
-                if parsed.required:
-                    plain = " AND ".join(t.fts5() for t in parsed.required)
                 samples = bench_search.interleaved(
                     {
                         "http": lambda p=path: bench_search.check(client.get(p)),
                         "health": lambda: bench_search.check(anonymous.get("/health")),
-                        "fts_mind": lambda e=scoped: raw.execute(floor_sql, (e,)).fetchall(),
-                        "fts_all": lambda e=plain: raw.execute(floor_sql, (e,)).fetchall(),
+                        **bench_search.sqlite_floor_calls(raw, mind_id=mind.pk, q=q),
                     },
                     rounds=rounds,
                 )
