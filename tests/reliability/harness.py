@@ -147,6 +147,9 @@ class GunicornServer:
     # --- The server ---------------------------------------------------------------------------
 
     def start(self, timeout: float = 30) -> None:
+        # A fresh port each start: after a kill, another test run may have taken the old one.
+        self.port = free_port()
+        self.env["PORT"] = str(self.port)
         log = open(self.log_path, "ab")  # noqa: SIM115 - the child keeps it; closed below
         try:
             self.process = subprocess.Popen(
