@@ -11,13 +11,19 @@ Decimal, datetimes) goes through DRF's encoder, and an indented answer
 
 from __future__ import annotations
 
+import re
+
 import orjson
 from rest_framework.renderers import JSONRenderer
 from rest_framework.utils.encoders import JSONEncoder
 
 _default = JSONEncoder().default
 # Datetimes go to DRF's encoder: it writes milliseconds and "Z", orjson microseconds.
-_OPTIONS = orjson.OPT_NON_STR_KEYS | orjson.OPT_PASSTHROUGH_DATETIME
+# (Non-string keys make orjson raise: those rare answers go through DRF whole, see below.)
+_OPTIONS = orjson.OPT_PASSTHROUGH_DATETIME
+# U+2028 and U+2029 in UTF-8. Looking for the lead byte first is a memchr (0.25 ms for the
+# 6.7 MB recall of a 10,000-memory mind, where searching for either sequence takes ~4 ms).
+_SEPARATORS = re.compile(rb"\xe2\x80[\xa8\xa9]")
 
 
 class ORJSONRenderer(JSONRenderer):
@@ -28,8 +34,8 @@ class ORJSONRenderer(JSONRenderer):
             return super().render(data, accepted_media_type, renderer_context)
         try:
             ret = orjson.dumps(data, default=_default, option=_OPTIONS)
-        except TypeError:  # e.g. a lone surrogate: DRF's own renderer decides (it fails too)
+        except TypeError:  # a non-string key, a lone surrogate …: DRF's own renderer decides
             return super().render(data, accepted_media_type, renderer_context)
-        if b"\xe2\x80\xa8" in ret or b"\xe2\x80\xa9" in ret:
+        if b"\xe2" in ret and _SEPARATORS.search(ret):
             ret = ret.replace(b"\xe2\x80\xa8", b"\\u2028").replace(b"\xe2\x80\xa9", b"\\u2029")
         return ret

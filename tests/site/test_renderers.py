@@ -51,3 +51,8 @@ def test_lone_surrogate_fails_as_with_drf():
         JSONRenderer().render(data)
     with pytest.raises(UnicodeEncodeError):
         ORJSONRenderer().render(data)
+
+
+def test_non_string_keys_as_drf_writes_them():
+    data = {1: "one", None: "none", 2.5: ["x"]}
+    assert ORJSONRenderer().render(data) == JSONRenderer().render(data)
