@@ -23,8 +23,9 @@ started the way `make run` starts it (gunicorn.conf.py, WEB_CONCURRENCY=2 worker
    (bench_sync.build_memories / send_all), to a fresh mind, count checked;
 8. peak resident memory (VmHWM) of each gunicorn worker, read from /proc at the end.
 
-Takes about 2-3 minutes on 2 cores. Loopback only, bounded loops, nothing asserted: the
-last column says whether each target is met. The latest table lives in docs/performance.md.
+Takes 1½ to 3½ minutes on 2 cores, depending on load. Loopback only, bounded loops, nothing
+asserted: the last column says whether each target is met. The latest table lives in
+docs/performance.md.
 """
 
 from __future__ import annotations
