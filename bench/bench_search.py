@@ -285,7 +285,8 @@ def postgres_main(args, requests: int) -> None:
         floor_sql = (
             "SELECT id FROM memories_memory WHERE /*scope*/ search_vector @@ "
             f"to_tsquery('{backend.CONFIG}', %(q)s) ORDER BY ts_rank({backend._RANK_WEIGHTS}, "
-            f"search_vector, to_tsquery('{backend.CONFIG}', %(q)s), 1) DESC LIMIT 20"
+            f"search_vector, to_tsquery('{backend.CONFIG}', %(q)s), "
+            f"{backend._RANK_NORMALIZATION}) DESC LIMIT 20"
         )
         mind_sql = floor_sql.replace("/*scope*/", "mind_id = %(mind)s AND")
         all_sql = floor_sql.replace("/*scope*/", "")

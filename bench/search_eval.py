@@ -1,6 +1,6 @@
 """Search quality on a realistic memory set: hit@3 and MRR@10 for our search and baselines.
 
-    .venv/bin/python bench/search_eval.py [--verbose]
+    .venv/bin/python bench/search_eval.py [--verbose] [--database postgres]
 
 Loads bench/search_eval_data.json (one person's memories across all eight categories, and
 questions an agent would ask, each with the key(s) that answer it) into a fresh, migrated
@@ -16,6 +16,8 @@ SQLite database in a temp directory, then asks every question three ways in the 
 A question "hits at 3" when one of its expected keys is among the first three results;
 MRR@10 averages 1/rank of the first expected key in the first ten (0 when absent).
 Nothing is asserted; the numbers are printed beside each other.
+`--database postgres` measures ours on a throwaway PostgreSQL database (the baselines and
+weight ablations are FTS5 queries, SQLite only).
 """
 
 from __future__ import annotations
@@ -107,10 +109,11 @@ def evaluate(method: Callable, questions: list[dict], *, mind) -> tuple[float, f
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--verbose", action="store_true", help="list the questions missed")
+    parser.add_argument("--database", choices=common.DATABASES, default="sqlite")
     args = parser.parse_args()
     data = json.loads(DATA.read_text())
 
-    with common.BenchDatabase():
+    with common.BenchDatabase(database=args.database):
         from memories.models import Memory
 
         _, mind, _ = common.create_mind("Eval")
@@ -127,6 +130,8 @@ def main() -> None:
             ("ours, weights 1/1/1", with_weights({"key": 1.0, "tags": 1.0, "content": 1.0})),
             ("ours, weights 4/3/1", with_weights({"key": 4.0, "tags": 3.0, "content": 1.0})),
         ]
+        if args.database != "sqlite":
+            methods = methods[:1]
         print(
             f"{len(data['memories'])} memories (8 categories), {len(data['questions'])} questions"
         )
