@@ -28,7 +28,7 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any, Literal
 
-from django.db import IntegrityError, connection, models, transaction
+from django.db import DEFAULT_DB_ALIAS, IntegrityError, connection, connections, models, transaction
 from django.http import Http404
 from django.utils import timezone
 from django.utils.text import slugify
@@ -1002,6 +1002,9 @@ def _db_values(fields: list[models.Field], rows: Iterable[dict[str, Any]]) -> li
     get_db_prep_save as the ORM does; plain strings and numbers of plain fields pass as they
     are, a timestamp shared by many rows is prepared once, a missing value takes the default."""
     prepared: dict[tuple[str, Any], Any] = {}
+    # The connection itself, not the `connection` proxy: fields read several of its
+    # attributes per value, and each read through the proxy is a thread-local lookup.
+    db = connections[DEFAULT_DB_ALIAS]
 
     def prep(field: models.Field, as_is: tuple[type, ...], value: Any) -> Any:
         if type(value) in as_is:
@@ -1009,9 +1012,9 @@ def _db_values(fields: list[models.Field], rows: Iterable[dict[str, Any]]) -> li
         if isinstance(value, datetime):
             cached = prepared.get((field.attname, value))
             if cached is None:
-                cached = prepared[field.attname, value] = field.get_db_prep_save(value, connection)
+                cached = prepared[field.attname, value] = field.get_db_prep_save(value, db)
             return cached
-        return field.get_db_prep_save(value, connection)
+        return field.get_db_prep_save(value, db)
 
     plan = [(f, f.attname, _stored_as_is(f)) for f in fields]
     return [
