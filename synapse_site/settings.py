@@ -231,6 +231,10 @@ REST_FRAMEWORK = {
     # `?format=` belongs to recall and export, not to renderer selection.
     "URL_FORMAT_OVERRIDE": None,
     "UNAUTHENTICATED_USER": "django.contrib.auth.models.AnonymousUser",
+    # Anonymous clients (login, register) are told apart by address. X-Forwarded-For is
+    # trusted only as far as SYNAPSE_NUM_PROXIES proxies of ours put it there; with 0 it is
+    # ignored, so nobody gets a fresh login bucket by sending the header.
+    "NUM_PROXIES": env_int("SYNAPSE_NUM_PROXIES", 0),
 }
 
 SIMPLE_JWT = {

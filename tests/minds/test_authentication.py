@@ -92,3 +92,30 @@ def test_throttle_buckets_by_credential_kind(owner_mind, owner):
     assert throttle.get_cache_key(request, None).endswith(f"mind:{owner_mind.mind.pk}")
     request.user = owner
     assert throttle.get_cache_key(request, None).endswith(f"user:{owner.pk}")
+
+
+def test_forwarded_for_header_does_not_buy_a_fresh_login_bucket(anon, owner, settings):
+    settings.REST_FRAMEWORK = {
+        **settings.REST_FRAMEWORK,
+        "DEFAULT_THROTTLE_RATES": {"credential": None, "login": "2/min"},
+    }
+    body = {"email": "owner@example.com", "password": "wrong"}
+    for n in range(2):
+        anon.post("/login", body, format="json", HTTP_X_FORWARDED_FOR=f"10.0.0.{n}")
+    response = anon.post("/login", body, format="json", HTTP_X_FORWARDED_FOR="10.0.0.99")
+    assert response.status_code == 429
+
+
+def test_forwarded_for_is_used_behind_a_configured_proxy(anon, owner, settings):
+    settings.REST_FRAMEWORK = {
+        **settings.REST_FRAMEWORK,
+        "DEFAULT_THROTTLE_RATES": {"credential": None, "login": "2/min"},
+        "NUM_PROXIES": 1,
+    }
+    body = {"email": "owner@example.com", "password": "wrong"}
+    for _ in range(2):
+        anon.post("/login", body, format="json", HTTP_X_FORWARDED_FOR="203.0.113.5")
+    blocked = anon.post("/login", body, format="json", HTTP_X_FORWARDED_FOR="203.0.113.5")
+    other = anon.post("/login", body, format="json", HTTP_X_FORWARDED_FOR="203.0.113.6")
+    assert blocked.status_code == 429
+    assert other.status_code == 401

@@ -10,6 +10,7 @@ from __future__ import annotations
 import shutil
 import sqlite3
 import threading
+import time
 
 import pytest
 
@@ -43,7 +44,11 @@ def test_backup_under_writes_restores_into_a_fresh_data_dir(tmp_path):
     writer = threading.Thread(target=write)
     writer.start()
     try:
+        deadline = time.monotonic() + 30
         while len(acked) < 50:
+            # A writer that died (its assert failed) must fail the test, not hang it.
+            assert writer.is_alive(), "the writer stopped before 50 writes"
+            assert time.monotonic() < deadline, f"only {len(acked)} writes in 30 s"
             stop.wait(0.01)
         before = len(acked)
         backup = tmp_path / "synapse-backup.sqlite3"
