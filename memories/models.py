@@ -64,7 +64,10 @@ class MemoryQuerySet(models.QuerySet["Memory"]):
 
 class Memory(models.Model):
     id = models.CharField(primary_key=True, max_length=32, default=new_memory_id, editable=False)
-    mind = models.ForeignKey("minds.Mind", on_delete=models.CASCADE, related_name="memories")
+    # No index of its own: every composite index below starts with mind_id.
+    mind = models.ForeignKey(
+        "minds.Mind", on_delete=models.CASCADE, related_name="memories", db_index=False
+    )
     category = models.CharField(max_length=16, choices=Category.choices)
     key = models.CharField(max_length=MAX_KEY_LENGTH)
     content = models.TextField()
@@ -124,8 +127,13 @@ class Memory(models.Model):
 class MemoryTag(models.Model):
     """One row per (memory, tag): tag filters, counts and relatedness use its index."""
 
-    memory = models.ForeignKey(Memory, on_delete=models.CASCADE, related_name="tag_rows")
-    mind = models.ForeignKey("minds.Mind", on_delete=models.CASCADE, related_name="+")
+    # Served by the unique (memory, tag) and the (mind, tag) indexes; no single-column ones.
+    memory = models.ForeignKey(
+        Memory, on_delete=models.CASCADE, related_name="tag_rows", db_index=False
+    )
+    mind = models.ForeignKey(
+        "minds.Mind", on_delete=models.CASCADE, related_name="+", db_index=False
+    )
     tag = models.CharField(max_length=MAX_TAG_LENGTH)
 
     class Meta:
@@ -156,7 +164,10 @@ class MemoryEvent(models.Model):
         AGENT = "agent"
         SYSTEM = "system"
 
-    mind = models.ForeignKey("minds.Mind", on_delete=models.CASCADE, related_name="memory_events")
+    # Served by the (mind, at) index.
+    mind = models.ForeignKey(
+        "minds.Mind", on_delete=models.CASCADE, related_name="memory_events", db_index=False
+    )
     memory_id = models.CharField(max_length=32, db_index=True)
     category = models.CharField(max_length=16)
     key = models.CharField(max_length=MAX_KEY_LENGTH)
