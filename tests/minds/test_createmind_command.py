@@ -41,3 +41,19 @@ def test_welcome_explains_next_steps(db):
     call_command("welcome", stdout=out)
     text = out.getvalue()
     assert "createmind" in text and "/register" in text and "http://localhost:8000" in text
+
+
+def test_welcome_points_to_the_dashboard_sign_up(db):
+    out = StringIO()
+    call_command("welcome", stdout=out)
+    assert "http://localhost:8000/accounts/signup/" in out.getvalue()
+    assert "http://localhost:8000/dashboard/" in out.getvalue()
+
+
+def test_welcome_does_not_offer_sign_up_when_registration_is_closed(db, settings):
+    settings.SYNAPSE_ALLOW_REGISTRATION = False
+    out = StringIO()
+    call_command("welcome", stdout=out)
+    text = out.getvalue()
+    assert "/accounts/signup/" not in text and "/register" not in text
+    assert "createmind" in text
