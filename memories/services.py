@@ -617,11 +617,13 @@ def memory_upsert(
 
 
 def _upsert_one(*, mind: Mind, actor: Actor, store: _Store, now: datetime | None) -> UpsertResult:
+    given = now
     with transaction.atomic():
-        # Stamped inside the transaction (on SQLite: under the write lock), so timestamps
-        # follow commit order and /memory/diff can hand out `until` without losing writes.
-        now = now or timezone.now()
         existing = _locked(mind=mind, category=store.category, key=store.key)
+        # Stamped inside the transaction (on SQLite: under the write lock) and after the row
+        # lock (PostgreSQL), so one memory's timestamps follow the order its writes commit in
+        # and /memory/diff can hand out `until` without losing writes.
+        now = given or timezone.now()
         if existing is None:
             memory = _new_memory(mind=mind, actor=actor, store=store, now=now)
             try:
@@ -632,6 +634,7 @@ def _upsert_one(*, mind: Mind, actor: Actor, store: _Store, now: datetime | None
                 existing = _locked(mind=mind, category=store.category, key=store.key)
                 if existing is None:
                     raise
+                now = given or timezone.now()
             else:
                 _sync_tag_rows(memory=memory, old=[], new=list(memory.tags))
                 _record(
@@ -798,12 +801,12 @@ def memory_upsert_many(
     # failure here fails that transaction anyway, and on SQLite a savepoint first copies
     # every page the batch changes to a sub-journal.
     with transaction.atomic(savepoint=False):
-        now = now or timezone.now()  # inside the transaction: see _upsert_one
         stored = {
             (m.category, m.key): m
             for m in with_keys.select_for_update()
             if (m.category, m.key) in first
         }
+        now = now or timezone.now()  # after the row locks: see _upsert_one
         new: dict[int, Memory] = {}
         existing: dict[int, Memory] = {}
         for pair, index in first.items():
@@ -1098,8 +1101,8 @@ def memory_update(
     resolved, _ = resolve_source(actor=actor, requested=requested)
 
     with transaction.atomic():
-        now = now or timezone.now()  # inside the transaction: see _upsert_one
         current = Memory.objects.select_for_update().filter(pk=memory.pk).first()
+        now = now or timezone.now()  # after the row lock: see _upsert_one
         if current is None:
             raise Http404("No memory with this id in this mind.")
         new_category = values.get("category", current.category)
@@ -1140,8 +1143,8 @@ def _refuse_clash(*, memory: Memory, category: str, key: str) -> None:
 def memory_delete(*, memory: Memory, actor: Actor, now: datetime | None = None) -> None:
     """Delete the memory; the audit row keeps every old value (the tombstone for diff)."""
     with transaction.atomic():
-        now = now or timezone.now()  # inside the transaction: see _upsert_one
         current = Memory.objects.select_for_update().filter(pk=memory.pk).first()
+        now = now or timezone.now()  # after the row lock: see _upsert_one
         if current is None:
             raise Http404("No memory with this id in this mind.")
         tombstone = {
@@ -1164,8 +1167,8 @@ def _set_verification(
     if actor.kind != "user":
         raise PermissionDenied("Only a person can verify or unverify a memory.")
     with transaction.atomic():
-        now = now or timezone.now()  # inside the transaction: see _upsert_one
         current = Memory.objects.select_for_update().filter(pk=memory.pk).first()
+        now = now or timezone.now()  # after the row lock: see _upsert_one
         if current is None:
             raise Http404("No memory with this id in this mind.")
         if current.verified == verified:
