@@ -41,6 +41,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -124,6 +125,30 @@ COLUMNS = (
 RANK = {"low": 0, "normal": 1, "high": 2, "critical": 3}
 
 
+def raw_rows(memories: list[dict], *, mind_id: str, now: Any) -> list[tuple]:
+    """The memories as rows of COLUMNS, as an agent's new memories would be stored."""
+    return [
+        (
+            f"mem_{secrets.token_hex(10)}",
+            m["category"],
+            m["key"],
+            m["content"],
+            json.dumps(m["tags"]),
+            RANK[m["priority"]],
+            "agent",
+            False,
+            0.7,
+            None,
+            now,
+            now,
+            None,
+            "",
+            mind_id,
+        )
+        for m in memories
+    ]
+
+
 def raw_sqlite_rate(
     memories: list[dict], *, batch: int, schema_copy: Path | None = None, mind_id: str = "m_b"
 ) -> float:
@@ -139,27 +164,9 @@ def raw_sqlite_rate(
         if schema_copy is None:
             db.execute(RAW_TABLE)
             db.execute(RAW_INDEX)
-        now = datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S.%f")
-        rows = [
-            (
-                f"mem_{secrets.token_hex(10)}",
-                m["category"],
-                m["key"],
-                m["content"],
-                json.dumps(m["tags"]),
-                RANK[m["priority"]],
-                "agent",
-                False,
-                0.7,
-                None,
-                now,
-                now,
-                None,
-                "",
-                mind_id,
-            )
-            for m in memories
-        ]
+        rows = raw_rows(
+            memories, mind_id=mind_id, now=datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S.%f")
+        )
         sql = (
             f"INSERT INTO memories_memory ({', '.join(COLUMNS)}) "
             f"VALUES ({', '.join('?' * len(COLUMNS))})"
@@ -187,27 +194,7 @@ def raw_postgres_rate(
     sql = f"INSERT INTO {table} ({', '.join(COLUMNS)}) VALUES ({placeholders})"
     if our_schema:
         sql = sql.replace("%s, %s, %s, %s, %s, %s", "%s, %s, %s, %s, %s::jsonb, %s", 1)
-    now = datetime.now(UTC)
-    rows = [
-        (
-            f"mem_{secrets.token_hex(10)}",
-            m["category"],
-            m["key"],
-            m["content"],
-            json.dumps(m["tags"]),
-            RANK[m["priority"]],
-            "agent",
-            False,
-            0.7,
-            None,
-            now,
-            now,
-            None,
-            "",
-            mind_id,
-        )
-        for m in memories
-    ]
+    rows = raw_rows(memories, mind_id=mind_id, now=datetime.now(UTC))
     with psycopg.connect(url.replace("postgres://", "postgresql://", 1)) as db:
         if not our_schema:
             db.execute(create)
