@@ -274,6 +274,22 @@ def clean_expires_at(value: Any) -> datetime | None:
         raise _invalid("expires_at", str(exc)) from None
 
 
+CLEANERS = {
+    "category": clean_category,
+    "key": clean_key,
+    "content": clean_content,
+    "tags": clean_tags,
+    "priority": clean_priority,
+    "confidence": clean_confidence,
+    "expires_at": clean_expires_at,
+}
+
+
+def _clean_given(fields: dict[str, Any], missing: Any) -> dict[str, Any]:
+    """Each field whose value is not `missing`, cleaned by its rule (in the order given)."""
+    return {name: CLEANERS[name](value) for name, value in fields.items() if value is not missing}
+
+
 def derive_key(*, category: str, content: str) -> str:
     """A stable key for content stored without one: `<category>_<first words>_<hash>`.
 
@@ -538,15 +554,12 @@ def _prepare_store(
     category = clean_category(category)
     content = clean_content(content)
     key = derive_key(category=category, content=content) if key is None else clean_key(key)
-    values: dict[str, Any] = {"content": content}
-    if tags is not None:
-        values["tags"] = clean_tags(tags)
-    if priority is not None:
-        values["priority"] = clean_priority(priority)
-    if confidence is not None:
-        values["confidence"] = clean_confidence(confidence)
-    if expires_at is not UNSET:
-        values["expires_at"] = clean_expires_at(expires_at)
+    values = {
+        "content": content,
+        # On a store None means "not given"; for expires_at None removes the expiry.
+        **_clean_given({"tags": tags, "priority": priority, "confidence": confidence}, None),
+        **_clean_given({"expires_at": expires_at}, UNSET),
+    }
     resolved, warnings = resolve_source(actor=actor, requested=source)
     return _Store(category, key, values, resolved, source is not None, warnings)
 
@@ -1082,21 +1095,18 @@ def memory_update(
 
     Moving it to a (category, key) another memory of the mind holds is a 409 Conflict.
     """
-    values: dict[str, Any] = {}
-    if category is not UNSET:
-        values["category"] = clean_category(category)
-    if key is not UNSET:
-        values["key"] = clean_key(key)
-    if content is not UNSET:
-        values["content"] = clean_content(content)
-    if tags is not UNSET:
-        values["tags"] = clean_tags(tags)
-    if priority is not UNSET:
-        values["priority"] = clean_priority(priority)
-    if confidence is not UNSET:
-        values["confidence"] = clean_confidence(confidence)
-    if expires_at is not UNSET:
-        values["expires_at"] = clean_expires_at(expires_at)
+    values = _clean_given(
+        {
+            "category": category,
+            "key": key,
+            "content": content,
+            "tags": tags,
+            "priority": priority,
+            "confidence": confidence,
+            "expires_at": expires_at,
+        },
+        UNSET,
+    )
     requested = None if source is UNSET else source
     resolved, _ = resolve_source(actor=actor, requested=requested)
 
