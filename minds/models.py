@@ -7,7 +7,7 @@ import hmac
 import secrets
 
 from django.conf import settings
-from django.db import models
+from django.db import connections, models
 
 from synapse_site.ids import random_id
 
@@ -32,13 +32,23 @@ def hash_mind_key(raw_key: str) -> str:
 
 class MindQuerySet(models.QuerySet["Mind"]):
     def for_key(self, raw_key: str) -> Mind | None:
-        """The mind whose active key is `raw_key`, compared in constant time, or None."""
+        """The mind whose active key is `raw_key`, compared in constant time, or None (also
+        when its owner may not sign in)."""
         if not raw_key.startswith(MIND_KEY_PREFIX) or len(raw_key) < KEY_PREFIX_LENGTH + 24:
             return None
         digest = hash_mind_key(raw_key)
-        for mind in self.select_related("owner").filter(key_prefix=raw_key[:KEY_PREFIX_LENGTH]):
+        # Written out because every agent request runs it: the ORM spent ~0.5 ms compiling
+        # the equivalent select_related query, ten times what the database takes to run it.
+        quote = connections[self.db].ops.quote_name
+        users = self.model._meta.get_field("owner").related_model._meta.db_table
+        sql = (
+            f"SELECT m.* FROM {quote(self.model._meta.db_table)} m "
+            f"JOIN {quote(users)} u ON u.id = m.owner_id "
+            "WHERE m.key_prefix = %s AND u.is_active"
+        )
+        for mind in self.raw(sql, [raw_key[:KEY_PREFIX_LENGTH]]):
             if mind.key_hash and hmac.compare_digest(mind.key_hash, digest):
-                return mind if mind.owner.is_active else None
+                return mind
         return None
 
     def owned_by(self, user) -> MindQuerySet:

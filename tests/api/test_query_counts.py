@@ -114,7 +114,9 @@ def test_store_does_not_grow_with_the_mind(agent, mind):
         body = {"category": "note", "key": f"note_new_{size}", "content": "c", "tags": ["a", "b"]}
         counts.append(count(agent, "post", "/memory", data=body, format="json"))
     assert counts[0] == counts[1]
-    assert counts[1] <= 9
+    # Mind Key, BEGIN, the lookup, the memory, its tags, its audit row, COMMIT; PostgreSQL
+    # adds a savepoint around the insert (a concurrent insert of the key is settled there).
+    assert counts[1] <= (7 if connection.vendor == "sqlite" else 9), counts
 
 
 @pytest.mark.parametrize(
@@ -129,7 +131,7 @@ def test_update_and_delete_do_not_grow_with_the_mind(agent, mind, verb, body, ce
         kw = {"data": body, "format": "json"} if body else {}
         counts.append(count(agent, verb, f"/memory/{target.pk}", **kw))
     assert counts[0] == counts[1]
-    assert counts[1] <= ceiling
+    assert counts[1] <= ceiling, counts
 
 
 def test_sync_does_not_grow_with_the_batch(agent, mind):
