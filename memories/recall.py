@@ -48,8 +48,17 @@ from datetime import datetime
 from functools import lru_cache
 from typing import Any
 
-from django.db import connection, transaction
-from django.db.models import Count, QuerySet, TextField
+from django.core.exceptions import EmptyResultSet
+from django.db import connection, connections, transaction
+from django.db.models import (
+    BooleanField,
+    Count,
+    ExpressionWrapper,
+    Q,
+    QuerySet,
+    TextField,
+    Value,
+)
 from django.db.models.functions import Cast
 from django.utils import timezone
 
@@ -63,17 +72,19 @@ MAX_KEYS_NAMED = 10
 # Rows stream in small chunks so a budgeted recall reads little more than what it shows.
 STREAM_CHUNK = 100
 
-# What the text needs of a memory, read as plain tuples (no model instances on the hot path).
-TEXT_FIELDS = ("category", "priority", "verified", "key", "content", "tags", "expires_at")
+# What the text needs of a memory, read as plain tuples (no model instances on the hot path):
+# the tags as their JSON text, and whether the memory has expired (only with
+# include_expired can it have; see _stream).
+TEXT_ROW = ("category", "priority", "verified", "key", "content", "tags_json", "expired")
 _PRIORITY, _VERIFIED, _KEY = 1, 2, 3
-TEXT_ROW = tuple("tags_json" if name == "tags" else name for name in TEXT_FIELDS)
 PRIORITY_CAPS = {p.value: p.label.upper() for p in Priority}
 NON_CRITICAL_DESC = sorted((p.value for p in Priority if p != Priority.CRITICAL), reverse=True)
 
-# Where each of TEXT_ROW's values sits in a MEMORY_ROW tuple (the JSON form reads those).
-TEXT_IN_MEMORY_ROW = tuple(MEMORY_ROW.index(name) for name in TEXT_ROW)
+# Where TEXT_ROW's values sit in a MEMORY_ROW tuple (the JSON form reads those).
+TEXT_IN_MEMORY_ROW = tuple(MEMORY_ROW.index(name) for name in TEXT_ROW[:-1])
+EXPIRES_IN_MEMORY_ROW = MEMORY_ROW.index("expires_at")
 
-Row = tuple  # one tuple of TEXT_FIELDS values
+Row = tuple  # one tuple of TEXT_ROW values
 
 
 @dataclass(frozen=True)
@@ -238,11 +249,11 @@ def _header(mind: Mind, total: int, verified: int) -> str:
     )
 
 
-def _entry(number: int, row: Row, now: datetime) -> str:
-    category, priority, verified, key, content, tags, expires = row
+def _entry(number: int, row: Row) -> str:
+    category, priority, verified, key, content, tags, expired = row
     head = f"[{number:03d}] {category} ({PRIORITY_CAPS[priority]}) "
     head += "[verified]" if verified else "[unverified]"
-    if expires is not None and expires <= now:
+    if expired:
         head += " [expired]"  # only reachable with include_expired
     # splitlines() also breaks on \r, \u2028 …: every visual line gets its indent, so content
     # can never fake an entry boundary or a header.
@@ -285,19 +296,44 @@ def _streaming_reads():
     return contextlib.nullcontext()
 
 
-def _stream(memories: QuerySet[Memory], *, for_json: bool, chunked: bool) -> Iterable:
+def _stream(selection: RecallSelection, *, for_json: bool, chunked: bool) -> Iterable:
     """(row, payload) pairs in recall order; payload is a MEMORY_ROW for JSON, else the row.
 
     Plain tuples, no model instances: 10,000 Memory objects and the JSONField converter
     cost more than the rest of a whole-mind recall together. Tags are read as their JSON
     text and decoded only when not empty (and once per distinct combination).
     """
-    fields = MEMORY_ROW if for_json else TEXT_ROW
-    rows = memories.annotate(tags_json=Cast("tags", TextField())).values_list(*fields)
-    rows_iter: Iterable[Row] = rows.iterator(chunk_size=STREAM_CHUNK) if chunked else list(rows)
+    memories = selection.memories().annotate(tags_json=Cast("tags", TextField()))
     if for_json:
-        return ((tuple(row[i] for i in TEXT_IN_MEMORY_ROW), row) for row in rows_iter)
-    return ((row, row) for row in rows_iter)
+        rows = memories.values_list(*MEMORY_ROW)
+        rows_iter = rows.iterator(chunk_size=STREAM_CHUNK) if chunked else list(rows)
+        return ((_text_row(row, selection.now), row) for row in rows_iter)
+    if selection.include_expired:
+        expired = ExpressionWrapper(Q(expires_at__lte=selection.now), BooleanField())
+    else:
+        expired = Value(False)  # memories() left the expired ones out
+    rows = memories.annotate(expired=expired).values_list(*TEXT_ROW)
+    text_rows = rows.iterator(chunk_size=STREAM_CHUNK) if chunked else _driver_rows(rows)
+    return ((row, row) for row in text_rows)
+
+
+def _text_row(row: tuple, now: datetime) -> Row:
+    """The TEXT_ROW of a MEMORY_ROW."""
+    expires = row[EXPIRES_IN_MEMORY_ROW]
+    return (*(row[i] for i in TEXT_IN_MEMORY_ROW), expires is not None and expires <= now)
+
+
+def _driver_rows(rows: QuerySet) -> list[tuple]:
+    """Every row of a values_list() as the database driver returns it, without Django's
+    per-row value conversion, which took a sixth of a full recall: the text needs none of
+    it (`verified` and `expired` are only tested for truth, and SQLite's 0 and 1 do)."""
+    try:
+        sql, params = rows.query.sql_with_params()
+    except EmptyResultSet:  # .none(): nothing to read
+        return []
+    with connections[rows.db].cursor() as cursor:
+        cursor.execute(sql, params)
+        return cursor.fetchall()
 
 
 class _Lookahead:
@@ -339,13 +375,13 @@ def _first_keys(memories: QuerySet[Memory], priority: int) -> tuple[str, ...]:
 def _plan(
     selection: RecallSelection, *, budget: int | None, for_json: bool, render: bool
 ) -> RecallPlan:
-    mind, now, memories = selection.mind, selection.now, selection.memories()
+    mind, memories = selection.mind, selection.memories()
     if budget is None:
         # Everything is shown: one query, and the counts come from the rows themselves.
-        pairs = list(_stream(memories, for_json=for_json, chunked=False))
+        pairs = list(_stream(selection, for_json=for_json, chunked=False))
         verified = sum(1 for row, _ in pairs if row[_VERIFIED])
         entries = (
-            [_entry(number, row, now) for number, (row, _) in enumerate(pairs, 1)] if render else []
+            [_entry(number, row) for number, (row, _) in enumerate(pairs, 1)] if render else []
         )
         return RecallPlan(
             total=len(pairs),
@@ -381,14 +417,14 @@ def _plan(
             lower_cache[priority] = (lines, sum(len(o.line) + 1 for o in lines))
         return lower_cache[priority]
 
-    stream = _Lookahead(_stream(memories, for_json=for_json, chunked=True))
+    stream = _Lookahead(_stream(selection, for_json=for_json, chunked=True))
     used = len(header)
     entries: list[str] = []
     kept: list[Any] = []
     omitted: list[Omitted] = []
     for row, payload in stream:
         priority = row[_PRIORITY]
-        entry = _entry(len(entries) + 1, row, now)
+        entry = _entry(len(entries) + 1, row)
         cost = len(entry) + 2  # a blank line before it and its own final newline
         if priority != Priority.CRITICAL:
             # Would the answer still fit if this were the last memory shown?
