@@ -46,12 +46,14 @@ from memories.models import (
     MemoryTag,
     Priority,
     Source,
+    new_memory_id,
 )
 from memories.params import normalize_tag
 from memories.serialization import PRIORITY_NAMES, iso
 from minds.authentication import MindAgent, is_human
 from minds.models import Mind
 from synapse_site.errors import Conflict
+from synapse_site.ids import random_ids
 
 
 class _Unset:
@@ -546,9 +548,16 @@ def _prepare_store(
     return _Store(category, key, values, resolved, source is not None, warnings)
 
 
-def _new_memory(*, mind: Mind, actor: Actor, store: _Store, now: datetime) -> Memory:
+def _new_memory(
+    *, mind: Mind, actor: Actor, store: _Store, now: datetime, pk: str | None = None
+) -> Memory:
     memory = Memory(
-        mind=mind, category=store.category, key=store.key, created_at=now, updated_at=now
+        id=pk or new_memory_id(),
+        mind=mind,
+        category=store.category,
+        key=store.key,
+        created_at=now,
+        updated_at=now,
     )
     _apply(
         memory=memory,
@@ -769,10 +778,12 @@ def memory_upsert_many(
     # hint; the one under the lock decides.
     drafted = now or timezone.now()
     known = set(with_keys.values_list("category", "key"))
+    missing = [index for pair, index in first.items() if pair not in known]
+    # Ids sharing a random start: one run in each index keyed by the id (random_ids).
+    ids = random_ids("mem_", len(missing))
     drafts = {
-        index: _new_memory(mind=mind, actor=actor, store=stores[index], now=drafted)
-        for pair, index in first.items()
-        if pair not in known
+        index: _new_memory(mind=mind, actor=actor, store=stores[index], now=drafted, pk=pk)
+        for index, pk in zip(missing, ids, strict=True)
     }
 
     # No savepoint when called inside a transaction (an Idempotency-Key, an import): a

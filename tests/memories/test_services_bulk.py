@@ -16,6 +16,7 @@ from memories.services import (
     memory_upsert_many,
 )
 from minds.services import mind_create
+from synapse_site.ids import SHARED_LENGTH
 
 AGENT = Actor(kind="agent", name="mk_agent")
 PERSON = Actor(kind="user", name="olive@example.com")
@@ -109,14 +110,14 @@ def test_a_concurrent_insert_falls_back_to_one_by_one(owner, monkeypatch):
     real_new_memory = services._new_memory
     raced = []
 
-    def new_memory_after_a_rival(*, mind, actor, store, now):
+    def new_memory_after_a_rival(*, mind, actor, store, now, **kwargs):
         if not raced:  # the rival commits its row for this key right after our lookup
             raced.append(
                 Memory.objects.create(
                     mind=mind, category=store.category, key=store.key, content="rival"
                 )
             )
-        return real_new_memory(mind=mind, actor=actor, store=store, now=now)
+        return real_new_memory(mind=mind, actor=actor, store=store, now=now, **kwargs)
 
     monkeypatch.setattr(services, "_new_memory", new_memory_after_a_rival)
     # SQLite serialises writers, so this race can only happen on PostgreSQL: take that path.
@@ -147,3 +148,17 @@ def test_new_memories_carry_the_time_of_the_write_not_of_the_draft(owner, monkey
     memory = Memory.objects.get(pk=outcome.memory.pk)
     assert memory.created_at == memory.updated_at == memory.verified_at == written
     assert MemoryEvent.objects.get(memory_id=memory.pk).at == written
+
+
+def test_the_new_memories_of_one_call_share_a_random_id_start(owner):
+    """So that each index keyed by the memory id takes the batch as one run (random_ids)."""
+    mind, _ = mind_create(owner=owner, name="m")
+    items = [{"category": "fact", "key": f"k{n}", "content": f"c{n}"} for n in range(50)]
+    first = [o.memory.pk for o in memory_upsert_many(mind=mind, actor=AGENT, items=items)]
+    items = [{**item, "key": f"other-{item['key']}"} for item in items]
+    second = [o.memory.pk for o in memory_upsert_many(mind=mind, actor=AGENT, items=items)]
+    assert len(set(first + second)) == 100
+    assert set(Memory.objects.filter(mind=mind).values_list("pk", flat=True)) == {*first, *second}
+    start = len("mem_") + SHARED_LENGTH
+    assert len({pk[:start] for pk in first}) == len({pk[:start] for pk in second}) == 1
+    assert first[0][:start] != second[0][:start]
