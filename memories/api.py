@@ -9,6 +9,7 @@ out unless `include_expired=true`.
 
 from __future__ import annotations
 
+import contextlib
 import re
 from datetime import datetime, timedelta
 from typing import Any
@@ -47,12 +48,14 @@ from memories.params import (
 )
 from memories.serialization import event_to_dict, iso, memory_to_dict
 from memories.serializers import (
+    STORE_BODY_FIELDS,
     MemoryDeletedSerializer,
     MemoryListAnswerSerializer,
     MemorySerializer,
     MemoryStoreAnswerSerializer,
     MemoryUpdateSerializer,
     MemoryWriteSerializer,
+    ignored_fields,
 )
 from minds.scoping import mind_for_request
 from synapse_site.permissions import IsHuman
@@ -275,16 +278,24 @@ class MemoryViewSet(viewsets.GenericViewSet):
         actor = services.actor_for_request(request)
 
         def store() -> tuple[int, dict]:
-            serializer = MemoryWriteSerializer(data=request.data, mind_id=mind.pk)
-            serializer.is_valid(raise_exception=True)
-            result = services.memory_upsert(
-                mind=mind, actor=actor, **serializer.validated_for_service()
-            )
-            warnings = list(result.warnings)
-            if serializer.ignored_fields:
-                warnings.append(
-                    f"Ignored fields the server sets: {', '.join(serializer.ignored_fields)}."
+            data = request.data
+            result = None
+            if isinstance(data, dict) and data.keys() <= STORE_BODY_FIELDS:
+                # The usual body goes straight to the services, whose rules are the
+                # serializer's (a serializer deep-copies its fields per request, ~0.15 ms).
+                # A refused one goes through the serializer below, which names every bad
+                # field at once, as it always has.
+                with contextlib.suppress(ValidationError):
+                    result = services.memory_store(mind=mind, actor=actor, body=data)
+            if result is None:
+                serializer = MemoryWriteSerializer(data=data, mind_id=mind.pk)
+                serializer.is_valid(raise_exception=True)
+                result = services.memory_upsert(
+                    mind=mind, actor=actor, **serializer.validated_for_service()
                 )
+            warnings = list(result.warnings)
+            if ignored := ignored_fields(data):
+                warnings.append(f"Ignored fields the server sets: {', '.join(ignored)}.")
             body = {**memory_to_dict(result.memory), "action": result.action, "warnings": warnings}
             code = status.HTTP_201_CREATED if result.action == "created" else status.HTTP_200_OK
             return code, body

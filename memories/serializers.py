@@ -223,8 +223,7 @@ class MemoryWriteSerializer(serializers.Serializer):
 
     @property
     def ignored_fields(self) -> list[str]:
-        data = self.initial_data if isinstance(self.initial_data, dict) else {}
-        return [name for name in SERVER_FIELDS if name in data]
+        return ignored_fields(self.initial_data)
 
     def validated_for_service(self) -> dict[str, Any]:
         """validated_data in the services' terms: null tags clear them, null key derives one."""
@@ -232,6 +231,15 @@ class MemoryWriteSerializer(serializers.Serializer):
         if "tags" in data and data["tags"] is None:
             data["tags"] = []
         return data
+
+
+# Every name a store body may carry without being refused as unknown.
+STORE_BODY_FIELDS = frozenset(MemoryWriteSerializer._declared_fields) | frozenset(SERVER_FIELDS)
+
+
+def ignored_fields(data: Any) -> list[str]:
+    """The fields the server sets that a store body carried (ignored, named in `warnings`)."""
+    return [name for name in SERVER_FIELDS if name in data] if isinstance(data, dict) else []
 
 
 class MemoryUpdateSerializer(MemoryWriteSerializer):

@@ -607,6 +607,16 @@ def memory_upsert(
     return _upsert_one(mind=mind, actor=actor, store=store, now=now)
 
 
+def memory_store(*, mind: Mind, actor: Actor, body: Any) -> UpsertResult:
+    """Upsert the JSON body of `POST /memory` as it came, checked by the rules of a sync item
+    (_sync_store, the rules of MemoryWriteSerializer) and then as memory_upsert checks.
+
+    Raises ValidationError when the body is refused; nothing is written then.
+    """
+    store = _sync_store(mind=mind, actor=actor, item=body, keep_provenance=False)
+    return _upsert_one(mind=mind, actor=actor, store=store, now=None)
+
+
 def _upsert_one(*, mind: Mind, actor: Actor, store: _Store, now: datetime | None) -> UpsertResult:
     given = now
     with transaction.atomic():
