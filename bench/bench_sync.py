@@ -32,7 +32,6 @@ from __future__ import annotations
 import argparse
 import json
 import random
-import secrets
 import shutil
 import sqlite3
 import sys
@@ -46,6 +45,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench import common
+from synapse_site.ids import random_ids
 
 
 def build_memories(count: int, *, seed: int = 7) -> list[dict]:
@@ -125,11 +125,17 @@ COLUMNS = (
 RANK = {"low": 0, "normal": 1, "high": 2, "critical": 3}
 
 
-def raw_rows(memories: list[dict], *, mind_id: str, now: Any) -> list[tuple]:
-    """The memories as rows of COLUMNS, as an agent's new memories would be stored."""
+def raw_rows(memories: list[dict], *, mind_id: str, now: Any, batch: int = 1000) -> list[tuple]:
+    """The memories as rows of COLUMNS, as an agent's new memories would be stored (the ids
+    of each `batch` drawn together, as the sync endpoint draws a call's ids)."""
+    ids = [
+        pk
+        for start in range(0, len(memories), batch)
+        for pk in random_ids("mem_", len(memories[start : start + batch]))
+    ]
     return [
         (
-            f"mem_{secrets.token_hex(10)}",
+            pk,
             m["category"],
             m["key"],
             m["content"],
@@ -145,7 +151,7 @@ def raw_rows(memories: list[dict], *, mind_id: str, now: Any) -> list[tuple]:
             "",
             mind_id,
         )
-        for m in memories
+        for pk, m in zip(ids, memories, strict=True)
     ]
 
 
@@ -165,7 +171,10 @@ def raw_sqlite_rate(
             db.execute(RAW_TABLE)
             db.execute(RAW_INDEX)
         rows = raw_rows(
-            memories, mind_id=mind_id, now=datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S.%f")
+            memories,
+            mind_id=mind_id,
+            now=datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S.%f"),
+            batch=batch,
         )
         sql = (
             f"INSERT INTO memories_memory ({', '.join(COLUMNS)}) "
@@ -194,7 +203,7 @@ def raw_postgres_rate(
     sql = f"INSERT INTO {table} ({', '.join(COLUMNS)}) VALUES ({placeholders})"
     if our_schema:
         sql = sql.replace("%s, %s, %s, %s, %s, %s", "%s, %s, %s, %s, %s::jsonb, %s", 1)
-    rows = raw_rows(memories, mind_id=mind_id, now=datetime.now(UTC))
+    rows = raw_rows(memories, mind_id=mind_id, now=datetime.now(UTC), batch=batch)
     with psycopg.connect(url.replace("postgres://", "postgresql://", 1)) as db:
         if not our_schema:
             db.execute(create)

@@ -54,6 +54,7 @@ from minds.authentication import MindAgent, is_human
 from minds.models import Mind
 from synapse_site.errors import Conflict
 from synapse_site.ids import random_ids
+from synapse_site.rawsql import fetch, select_columns
 
 
 class _Unset:
@@ -452,11 +453,10 @@ def _locked_where(where: str, params: list[Any]) -> Memory | None:
     select_for_update().filter().first(), ten times what the database takes to run it.
     """
     quote = connection.ops.quote_name
-    columns = ", ".join(quote(f.column) for f in Memory._meta.concrete_fields)
-    sql = f"SELECT {columns} FROM {quote(Memory._meta.db_table)} WHERE {where}"
+    sql = f"SELECT {select_columns(Memory)} FROM {quote(Memory._meta.db_table)} WHERE {where}"
     if connection.features.has_select_for_update:
         sql += " FOR UPDATE"
-    return next(iter(Memory.objects.raw(sql, params)), None)
+    return next(iter(fetch(Memory, sql, params)), None)
 
 
 def _locked(*, mind: Mind, category: str, key: str) -> Memory | None:

@@ -10,6 +10,7 @@ from django.conf import settings
 from django.db import connections, models
 
 from synapse_site.ids import random_id
+from synapse_site.rawsql import fetch, select_columns
 
 MIND_KEY_PREFIX = "mk_"
 # What is kept in clear for display and lookup: "mk_" plus the first 8 random characters.
@@ -42,11 +43,11 @@ class MindQuerySet(models.QuerySet["Mind"]):
         quote = connections[self.db].ops.quote_name
         users = self.model._meta.get_field("owner").related_model._meta.db_table
         sql = (
-            f"SELECT m.* FROM {quote(self.model._meta.db_table)} m "
+            f"SELECT {select_columns(self.model, 'm')} FROM {quote(self.model._meta.db_table)} m "
             f"JOIN {quote(users)} u ON u.id = m.owner_id "
             "WHERE m.key_prefix = %s AND u.is_active"
         )
-        for mind in self.raw(sql, [raw_key[:KEY_PREFIX_LENGTH]]):
+        for mind in fetch(self.model, sql, [raw_key[:KEY_PREFIX_LENGTH]], using=self.db):
             if mind.key_hash and hmac.compare_digest(mind.key_hash, digest):
                 return mind
         return None
