@@ -155,39 +155,59 @@ def raw_rows(memories: list[dict], *, mind_id: str, now: Any, batch: int = 1000)
     ]
 
 
-def raw_sqlite_rate(
-    memories: list[dict], *, batch: int, schema_copy: Path | None = None, mind_id: str = "m_b"
-) -> float:
-    """Memories per second for plain executemany inserts with a commit per batch: into a
-    fresh similar table, or into memories_memory of `schema_copy` (a migrated database)."""
-    with tempfile.TemporaryDirectory(prefix="synapse-raw-") as tmp:
-        path = Path(tmp) / "raw.sqlite3"
+class RawSQLite:
+    """Plain executemany inserts with a commit per batch (the sqlite3 module, WAL and
+    synchronous=NORMAL like the server), into a fresh similar table or into memories_memory
+    of a copy of `schema_copy` (a migrated database), timed a burst at a time: `insert`
+    returns the seconds one burst took, so a floor can be sampled beside what it is compared
+    with. A context manager; the copy is removed on exit."""
+
+    def __init__(self, *, schema_copy: Path | None = None, mind_id: str = "m_b", batch: int):
+        self.tmp = tempfile.TemporaryDirectory(prefix="synapse-raw-")
+        path = Path(self.tmp.name) / "raw.sqlite3"
         if schema_copy is not None:
             shutil.copyfile(schema_copy, path)
-        db = sqlite3.connect(path, isolation_level=None)
-        db.execute("PRAGMA journal_mode=WAL")
-        db.execute("PRAGMA synchronous=NORMAL")
+        self.db = sqlite3.connect(path, isolation_level=None)
+        self.db.execute("PRAGMA journal_mode=WAL")
+        self.db.execute("PRAGMA synchronous=NORMAL")
         if schema_copy is None:
-            db.execute(RAW_TABLE)
-            db.execute(RAW_INDEX)
-        rows = raw_rows(
-            memories,
-            mind_id=mind_id,
-            now=datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S.%f"),
-            batch=batch,
-        )
-        sql = (
+            self.db.execute(RAW_TABLE)
+            self.db.execute(RAW_INDEX)
+        self.mind_id = mind_id
+        self.batch = batch
+        self.sql = (
             f"INSERT INTO memories_memory ({', '.join(COLUMNS)}) "
             f"VALUES ({', '.join('?' * len(COLUMNS))})"
         )
+
+    def insert(self, memories: list[dict]) -> float:
+        rows = raw_rows(
+            memories,
+            mind_id=self.mind_id,
+            now=datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S.%f"),
+            batch=self.batch,
+        )
         started = time.perf_counter()
-        for start in range(0, len(rows), batch):
-            db.execute("BEGIN IMMEDIATE")
-            db.executemany(sql, rows[start : start + batch])
-            db.execute("COMMIT")
-        seconds = time.perf_counter() - started
-        db.close()
-    return len(rows) / seconds
+        for start in range(0, len(rows), self.batch):
+            self.db.execute("BEGIN IMMEDIATE")
+            self.db.executemany(self.sql, rows[start : start + self.batch])
+            self.db.execute("COMMIT")
+        return time.perf_counter() - started
+
+    def __enter__(self) -> RawSQLite:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.db.close()
+        self.tmp.cleanup()
+
+
+def raw_sqlite_rate(
+    memories: list[dict], *, batch: int, schema_copy: Path | None = None, mind_id: str = "m_b"
+) -> float:
+    """Memories per second for RawSQLite's inserts of `memories`, in one burst."""
+    with RawSQLite(schema_copy=schema_copy, mind_id=mind_id, batch=batch) as raw:
+        return len(memories) / raw.insert(memories)
 
 
 def raw_postgres_rate(

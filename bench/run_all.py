@@ -11,10 +11,9 @@ started the way `make run` starts it (gunicorn.conf.py, WEB_CONCURRENCY=2 worker
    the planted rare words) and nine other minds of 10,000;
 2. engine floors, in-process with the sqlite3 module on the same file: the bare FTS5 query
    of each search (bench_search's floor: the smaller of the mind-scoped and the plain
-   expression) and the raw commit rate (bench_sync.raw_sqlite_rate with one row per
-   commit) and raw bulk insert rates (one commit per 1,000 rows): into memories_memory of a
-   copy of this database (its indexes and search trigger at 100,000 memories, the bulk
-   load's floor) and into a similar table without the search index;
+   expression), the raw commit rate (bench_sync.raw_sqlite_rate with one row per commit)
+   and the raw insert rate into a similar table without the search index (one commit per
+   1,000 rows); and a copy of this database for the bulk load's floor (step 7);
 3. the framework floor: GET /health p50 (one client) and requests/s (4 clients);
 4. search (bench_search.QUERIES: rare, common, multi-word …) p50/p95, sampled in the same
    rounds as its engine floor and /health, ratio = p50 / (engine + framework floor);
@@ -24,7 +23,10 @@ started the way `make run` starts it (gunicorn.conf.py, WEB_CONCURRENCY=2 worker
    writes are compared with, measured under the same load); writes/s, p95, errors, and the
    mind's count afterwards (nothing lost);
 7. bulk load: new memories through POST /memory/sync in batches of 1,000
-   (bench_sync.build_memories / send_all), to a fresh mind, count checked;
+   (bench_sync.build_memories / send_all), to a fresh mind, count checked; in three
+   bursts, each right after a burst of its floor: the same memories inserted raw
+   (bench_sync.RawSQLite, one commit per 1,000 rows) into memories_memory of the copy, its
+   indexes and search trigger at 100,000 memories;
 8. peak resident memory (VmHWM) of each gunicorn worker, read from /proc at the end.
 
 Takes 1½ to 3½ minutes on 2 cores, depending on load. Loopback only, bounded loops, nothing
@@ -35,6 +37,7 @@ docs/performance.md.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import gc
 import json
 import os
@@ -54,6 +57,7 @@ from bench import bench_search, bench_sync, common
 PORT = 8790
 WORKERS = 2  # gunicorn.conf.py's default, as `make run` starts it
 WRITERS = 4
+BULK_BURSTS = 3
 
 
 @dataclass
@@ -201,7 +205,7 @@ def main(argv: list[str] | None = None) -> int:
     def say(message: str) -> None:
         print(f"[{time.perf_counter() - started_all:6.1f}s] {message}", file=sys.stderr, flush=True)
 
-    with common.BenchDatabase() as db:
+    with common.BenchDatabase() as db, contextlib.ExitStack() as stack:
         # 1. Seed as bench_search does.
         _, mind, key = common.create_mind("Measured")
         common.seed_memories(mind, mind_size, seed=1, content=bench_search.target_content)
@@ -218,13 +222,10 @@ def main(argv: list[str] | None = None) -> int:
         bulk_items = bench_sync.build_memories(bulk_count)
         raw_bulk = bench_sync.raw_sqlite_rate(bulk_items[:20_000], batch=1000)
         raw_commit = bench_sync.raw_sqlite_rate(bulk_items[:2000], batch=1)
-        # The same inserts into memories_memory of a copy of this database: its indexes and
-        # the search trigger at 100,000 memories, what the bulk load itself must pay.
-        raw_ours = bench_sync.raw_sqlite_rate(bulk_items[:10_000], batch=1000, schema_copy=db.path)
-        say(
-            f"raw SQLite: {raw_bulk:,.0f} inserts/s in batches ({raw_ours:,.0f}/s into "
-            f"memories_memory), {raw_commit:,.0f} commits/s"
-        )
+        say(f"raw SQLite: {raw_bulk:,.0f} inserts/s in batches, {raw_commit:,.0f} commits/s")
+        # The bulk load's floor: the same inserts into memories_memory of a copy of this
+        # database (its indexes and search trigger at 100,000 memories), in bursts beside it.
+        raw_ours = stack.enter_context(bench_sync.RawSQLite(schema_copy=db.path, batch=1000))
         raw = sqlite3.connect(db.path)
         raw.execute("PRAGMA cache_size=-20000")
         _, _, write_key = common.create_mind("Writers")
@@ -276,17 +277,27 @@ def main(argv: list[str] | None = None) -> int:
             lost = writes["sent"] - stored
             say(f"writes {writes['rate']:,.0f}/s, {writes['errors']} errors, {lost} lost")
 
-            # 7. Bulk load.
-            bodies = [
-                json.dumps({"memories": bulk_items[i : i + 1000]}).encode()
-                for i in range(0, len(bulk_items), 1000)
-            ]
-            bulk_seconds = bench_sync.send_all(
-                server, bulk_key, bodies, clients=1, expect="created"
-            )
+            # 7. Bulk load, in three bursts, each right after a burst of its floor (the same
+            # memories inserted raw into the copy): both see the same load.
+            bulk_seconds = raw_seconds = 0.0
+            step = max(1000, len(bulk_items) // BULK_BURSTS // 1000 * 1000)  # whole calls
+            for start in range(0, len(bulk_items), step):
+                burst = bulk_items[start : start + step]
+                raw_seconds += raw_ours.insert(burst)
+                bodies = [
+                    json.dumps({"memories": burst[i : i + 1000]}).encode()
+                    for i in range(0, len(burst), 1000)
+                ]
+                bulk_seconds += bench_sync.send_all(
+                    server, bulk_key, bodies, clients=1, expect="created"
+                )
             bulk_total = server.client(token=bulk_key).get("/memory/stats").json()["total"]
             bulk_rate = bulk_count / bulk_seconds
-            say(f"bulk load {bulk_rate:,.0f} memories/s, {bulk_total:,} stored")
+            raw_ours_rate = bulk_count / raw_seconds
+            say(
+                f"bulk load {bulk_rate:,.0f} memories/s, {bulk_total:,} stored; "
+                f"raw inserts beside it {raw_ours_rate:,.0f}/s"
+            )
 
             # 8. Peak memory per worker.
             peaks = worker_peak_rss_mb(server)
@@ -305,7 +316,7 @@ def main(argv: list[str] | None = None) -> int:
         bulk_count=bulk_count,
         bulk_total=bulk_total,
         raw_bulk=raw_bulk,
-        raw_ours=raw_ours,
+        raw_ours=raw_ours_rate,
         peaks=peaks,
         total_seeded=total_seeded,
         mind_size=mind_size,
