@@ -221,10 +221,6 @@ class MemoryWriteSerializer(serializers.Serializer):
         if errors:
             raise serializers.ValidationError(errors)
 
-    @property
-    def ignored_fields(self) -> list[str]:
-        return ignored_fields(self.initial_data)
-
     def validated_for_service(self) -> dict[str, Any]:
         """validated_data in the services' terms: null tags clear them, null key derives one."""
         data = dict(self.validated_data)
