@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from rest_framework_simplejwt.authentication import JWTAuthentication
 
-from minds.authentication import MIND_KEY_PREFIX, bearer_token
+from minds.authentication import bearer_token
+from minds.models import MIND_KEY_PREFIX
 
 
 class BearerJWTAuthentication(JWTAuthentication):

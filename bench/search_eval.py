@@ -71,7 +71,7 @@ def content_any(question: str, *, mind) -> list[str]:
 
 
 def ours(question: str, *, mind) -> list[str]:
-    from memories.search import memory_search
+    from memories.selectors import memory_search
 
     return [hit.memory.key for hit in memory_search(mind=mind, q=question, limit=10).hits]
 

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-from datetime import UTC
+from datetime import UTC, datetime
+from typing import Any
 
 from django import forms
 from django.contrib.auth.forms import AuthenticationForm
 
-from memories.models import MAX_CONTENT_LENGTH, MAX_KEY_LENGTH, Category, Priority, Source
+from memories.filters import SORTS, Expired
+from memories.models import Category, Memory, Priority, Source
 
 CATEGORY_CHOICES = [(c, c) for c in Category.values]
 PRIORITY_CHOICES = [(p.label, p.label) for p in sorted(Priority, reverse=True)]
@@ -65,22 +67,24 @@ class MindForm(forms.Form):
     )
 
 
-SORTS = {
-    # value: (label, ordering)
-    "-updated": ("Recently updated", ("-updated_at", "-id")),
-    "updated": ("Least recently updated", ("updated_at", "id")),
-    "-created": ("Newest", ("-created_at", "-id")),
-    "-priority": ("Priority, highest first", ("-priority", "-updated_at", "-id")),
-    "confidence": ("Confidence, lowest first", ("confidence", "-priority", "-id")),
-    "key": ("Key, A to Z", ("key", "id")),
-    "category": ("Category", ("category", "key", "id")),
-    "expires": ("Expires soonest", ("expires_at", "-priority", "id")),
+# The orders of memories.filters.SORTS a person can pick, by label.
+SORT_LABELS = {
+    "-updated": "Recently updated",
+    "updated": "Least recently updated",
+    "-created": "Newest",
+    "-priority": "Priority, highest first",
+    "confidence": "Confidence, lowest first",
+    "key": "Key, A to Z",
+    "category": "Category",
+    "expires": "Expires soonest",
 }
+assert set(SORT_LABELS) <= set(SORTS)
 EXPIRED_CHOICES = [
     ("", "Hide expired"),
     ("include", "Include expired"),
     ("only", "Only expired"),
 ]
+EXPIRED_MODES: dict[str, Expired] = {"": "hide", "include": "include", "only": "only"}
 
 
 class MemoryFilterForm(forms.Form):
@@ -103,47 +107,43 @@ class MemoryFilterForm(forms.Form):
     )
     tag = forms.CharField(label="Tag", required=False, max_length=64)
     expired = forms.ChoiceField(label="Expired", required=False, choices=EXPIRED_CHOICES)
-    sort = forms.ChoiceField(
-        label="Sort by",
-        required=False,
-        choices=[(value, label) for value, (label, _) in SORTS.items()],
-    )
+    sort = forms.ChoiceField(label="Sort by", required=False, choices=list(SORT_LABELS.items()))
 
 
 class MemoryEditForm(forms.Form):
-    """What a person may change on a memory; the service cleans and audits it."""
+    """What a person may change on a memory. The form only reads the page's inputs (text to
+    numbers, dates, a tag list); the core's validator judges the values, as for the API."""
 
-    category = forms.ChoiceField(label="Category", choices=CATEGORY_CHOICES)
-    key = forms.CharField(label="Key", max_length=MAX_KEY_LENGTH)
+    category = forms.CharField(
+        label="Category", required=False, widget=forms.Select(choices=CATEGORY_CHOICES)
+    )
+    key = forms.CharField(label="Key", required=False, strip=False)
     content = forms.CharField(
-        label="Content",
-        max_length=MAX_CONTENT_LENGTH,
-        strip=False,
-        widget=forms.Textarea(attrs={"rows": 8}),
+        label="Content", required=False, strip=False, widget=forms.Textarea(attrs={"rows": 8})
     )
     tags = forms.CharField(
         label="Tags",
         required=False,
         help_text="Comma-separated, e.g. docker, deploy. Stored lower-case.",
     )
-    priority = forms.ChoiceField(label="Priority", choices=PRIORITY_CHOICES)
-    confidence = forms.FloatField(
+    priority = forms.CharField(
+        label="Priority", required=False, widget=forms.Select(choices=PRIORITY_CHOICES)
+    )
+    confidence = forms.CharField(
         label="Confidence",
-        min_value=0.0,
-        max_value=1.0,
-        widget=forms.NumberInput(attrs={"step": "0.05"}),
+        required=False,
+        widget=forms.NumberInput(attrs={"step": "0.05", "min": "0", "max": "1"}),
         help_text="From 0.0 to 1.0.",
     )
-    expires_at = forms.DateTimeField(
+    expires_at = forms.CharField(
         label="Expires at (UTC)",
         required=False,
-        input_formats=["%Y-%m-%dT%H:%M", "%Y-%m-%dT%H:%M:%S", "%Y-%m-%d %H:%M", "%Y-%m-%d"],
         widget=forms.DateTimeInput(attrs={"type": "datetime-local"}, format="%Y-%m-%dT%H:%M"),
         help_text="Leave empty to keep it forever.",
     )
 
     @classmethod
-    def initial_for(cls, memory) -> dict:
+    def initial_for(cls, memory: Memory) -> dict[str, Any]:
         expires = memory.expires_at.astimezone(UTC) if memory.expires_at else None
         return {
             "category": memory.category,
@@ -152,20 +152,26 @@ class MemoryEditForm(forms.Form):
             "tags": ", ".join(memory.tags),
             "priority": memory.priority_name,
             "confidence": memory.confidence,
-            "expires_at": expires.replace(tzinfo=None) if expires else None,
+            "expires_at": expires.strftime("%Y-%m-%dT%H:%M") if expires else "",
         }
 
-    def clean_tags(self) -> list[str]:
-        return [t.strip() for t in self.cleaned_data["tags"].split(",") if t.strip()]
-
-    def clean_expires_at(self):
-        value = self.cleaned_data["expires_at"]
-        # The field is labelled UTC; Django would read it in the current time zone (also UTC).
-        return value.astimezone(UTC) if value else None
-
-    def changed_values(self, memory) -> dict:
-        """Only what differs from the stored memory, as arguments for `memory_update`."""
+    def body(self) -> dict[str, Any]:
+        """The inputs as an update body: tags as a list, confidence as a number, the expiry
+        as UTC (the field is labelled so) or null; anything unreadable as typed."""
         data = self.cleaned_data
+        return {
+            "category": data["category"],
+            "key": data["key"],
+            "content": data["content"],
+            "tags": [t.strip() for t in data["tags"].split(",") if t.strip()],
+            "priority": data["priority"],
+            "confidence": _number(data["confidence"]),
+            "expires_at": _utc(data["expires_at"]),
+        }
+
+    def changed_values(self, memory: Memory) -> dict[str, Any]:
+        """Only what differs from the stored memory: the body of `memory_update`."""
+        body = self.body()
         current = {
             "category": memory.category,
             "key": memory.key,
@@ -175,14 +181,31 @@ class MemoryEditForm(forms.Form):
             "confidence": memory.confidence,
             "expires_at": memory.expires_at,
         }
-        changed = {name: data[name] for name in current if data[name] != current[name]}
-        if "expires_at" in changed and _same_minute(data["expires_at"], memory.expires_at):
+        changed = {name: body[name] for name in current if body[name] != current[name]}
+        if "expires_at" in changed and _same_minute(body["expires_at"], memory.expires_at):
             # The input shows minutes: an untouched field must not shave off the seconds.
             del changed["expires_at"]
         return changed
 
 
-def _same_minute(first, second) -> bool:
-    if first is None or second is None:
+def _number(text: str) -> Any:
+    try:
+        return float(text)
+    except ValueError:
+        return text  # the validator names the field and the rule
+
+
+def _utc(text: str) -> Any:
+    if not text.strip():
+        return None
+    try:
+        value = datetime.fromisoformat(text.strip())
+    except ValueError:
+        return text  # the validator names the field and the rule
+    return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+
+
+def _same_minute(first: Any, second: datetime | None) -> bool:
+    if not isinstance(first, datetime) or second is None:
         return False
     return first.replace(second=0, microsecond=0) == second.replace(second=0, microsecond=0)

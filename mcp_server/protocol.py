@@ -113,8 +113,9 @@ def _tools_call(ctx: tools.ToolContext, params: dict) -> dict:
         arguments = {}
     if not isinstance(arguments, dict):
         raise RpcError(INVALID_PARAMS, "tools/call params.arguments must be an object.")
-    if _has_nul(arguments):
-        # PostgreSQL cannot hold NUL in text; no key, tag, word or content needs one.
+    if tools.TOOLS[name].schema_checked and _has_nul(arguments):
+        # PostgreSQL cannot hold NUL in text; no key, tag or word needs one. (A write body
+        # is judged by the core's validator, which names the field that holds one.)
         return {
             "content": [
                 {

@@ -16,38 +16,30 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-from django.http import Http404
 from django.utils import timezone
 from jsonschema import Draft202012Validator
-from rest_framework.exceptions import APIException, ValidationError
 
 from memories import selectors, services
-from memories.models import (
-    MAX_CONTENT_LENGTH,
-    MAX_KEY_LENGTH,
-    MAX_TAG_LENGTH,
-    MAX_TAGS,
-    Category,
-    Memory,
-    Priority,
-)
-from memories.params import DURATION_FORMS, MAX_OFFSET, normalize_tag, param_duration
+from memories.actors import Actor
+from memories.errors import CoreError, NotFound
+from memories.fields import CATEGORIES, PRIORITIES, input_schema, memory_to_dict, output_schema
+from memories.filters import MemoryFilters
+from memories.models import MAX_KEY_LENGTH, MAX_TAG_LENGTH, Priority
 from memories.recall import recall_render_text, recall_selection
+from memories.rules import DURATION_FORMS, normalize_tag, parse_duration
 from memories.search import MAX_LIMIT as SEARCH_MAX_LIMIT
-from memories.search import SearchQueryError, memory_search
-from memories.serialization import PRIORITY_NAMES, memory_to_dict
-from minds.authentication import MindAgent
+from memories.selectors import EXPIRING_SOON, MemoryPage, expiring_filters
+from minds.access import MindAgent
 from minds.models import Mind
 
 LIST_DEFAULT = 50
 LIST_MAX = 1000
 SEARCH_DEFAULT = 10
-NOT_FOUND = "No memory with this id in this mind."
-WEEK = timedelta(days=7)
+MAX_OFFSET = 10**12
 
 
 class ToolError(Exception):
@@ -66,8 +58,8 @@ class ToolContext:
         return self.agent.mind
 
     @property
-    def actor(self) -> services.Actor:
-        return services.Actor.for_agent(self.agent)
+    def actor(self) -> Actor:
+        return Actor.for_agent(self.agent)
 
 
 @dataclass(frozen=True)
@@ -86,8 +78,10 @@ class Tool:
     description: str
     input_schema: dict
     handler: Handler
-    annotations: dict
-    output_schema: dict | None = None
+    annotations: dict[str, Any]
+    output_schema: dict[str, Any] | None = None
+    # Whether tool_call checks the arguments against input_schema before the handler runs.
+    schema_checked: bool = True
 
     def describe(self) -> dict:
         described = {
@@ -104,17 +98,16 @@ class Tool:
 
 # --- Schemas --------------------------------------------------------------------------------
 
-PRIORITY_VALUES = [PRIORITY_NAMES[p.value] for p in Priority]
 CATEGORY = {
     "type": "string",
-    "enum": list(Category.values),
+    "enum": list(CATEGORIES),
     "description": "identity (who the user is), preference (how they like things), fact, "
     "project (state of their work), skill, mistake (what went wrong, to avoid repeating), "
     "context (this period or session), note.",
 }
 PRIORITY = {
     "type": "string",
-    "enum": PRIORITY_VALUES,
+    "enum": list(PRIORITIES),
     "description": "critical memories are always recalled; low ones are the first left out.",
 }
 TAG = {"type": "string", "minLength": 1, "maxLength": MAX_TAG_LENGTH}
@@ -144,28 +137,7 @@ def _object(properties: dict, required: tuple[str, ...] = ()) -> dict:
     return schema
 
 
-NULLABLE_STRING = {"type": ["string", "null"]}
-MEMORY_OUTPUT = {
-    "type": "object",
-    "properties": {
-        "id": {"type": "string"},
-        "mind_id": {"type": "string"},
-        "category": {"type": "string", "enum": list(Category.values)},
-        "key": {"type": "string"},
-        "content": {"type": "string"},
-        "tags": {"type": "array", "items": {"type": "string"}},
-        "priority": {"type": "string", "enum": PRIORITY_VALUES},
-        "source": {"type": "string"},
-        "verified": {"type": "boolean"},
-        "confidence": {"type": "number"},
-        "expires_at": NULLABLE_STRING,
-        "created_at": {"type": "string"},
-        "updated_at": {"type": "string"},
-        "verified_at": NULLABLE_STRING,
-        "verified_by": NULLABLE_STRING,
-    },
-    "required": ["id", "category", "key", "content", "tags", "priority", "verified"],
-}
+MEMORY_OUTPUT = output_schema()
 LIST_OUTPUT = {
     "type": "object",
     "properties": {
@@ -190,11 +162,11 @@ def _structured(data: dict) -> ToolOutput:
     return ToolOutput(text=_json_text(data), structured=data)
 
 
-def _page(memories: list[Memory], total: int, limit: int, offset: int) -> ToolOutput:
+def _page(page: MemoryPage, limit: int, offset: int) -> ToolOutput:
     return _structured(
         {
-            "memories": [memory_to_dict(m) for m in memories],
-            "total": total,
+            "memories": [memory_to_dict(m) for m in page.memories],
+            "total": page.total,
             "limit": limit,
             "offset": offset,
         }
@@ -211,18 +183,20 @@ def _priority(value: str | None) -> int | None:
     return None if value is None else Priority.from_name(value).value
 
 
-def _memory_by_key(*, mind: Mind, category: str, key: str) -> Memory:
-    # Scoped by the caller's mind like every selector: another mind's key is "not found".
-    memory = Memory.objects.filter(mind=mind, category=category, key=key).first()
-    if memory is None:
-        raise Http404(f'No memory with category "{category}" and key "{key}" in this mind.')
-    return memory
+def _list(
+    ctx: ToolContext, args: dict[str, Any], filters: MemoryFilters, sort: str | None = None
+) -> ToolOutput:
+    limit, offset = args.get("limit", LIST_DEFAULT), args.get("offset", 0)
+    page = selectors.memory_list(
+        mind=ctx.mind, filters=filters, sort=sort, limit=limit, offset=offset, now=ctx.now
+    )
+    return _page(page, limit, offset)
 
 
 # --- Tools ----------------------------------------------------------------------------------
 
 
-def recall_tool(ctx: ToolContext, args: dict) -> ToolOutput:
+def recall_tool(ctx: ToolContext, args: dict[str, Any]) -> ToolOutput:
     selection = recall_selection(
         mind=ctx.mind,
         category=args.get("category"),
@@ -232,37 +206,23 @@ def recall_tool(ctx: ToolContext, args: dict) -> ToolOutput:
     return ToolOutput(text=recall_render_text(selection=selection, budget=args.get("budget")))
 
 
-def remember_tool(ctx: ToolContext, args: dict) -> ToolOutput:
-    result = services.memory_upsert(
-        mind=ctx.mind,
-        actor=ctx.actor,
-        category=args["category"],
-        content=args["content"],
-        key=args.get("key"),
-        tags=args.get("tags"),
-        priority=args.get("priority"),
-        confidence=args.get("confidence"),
-        expires_at=args.get("expires_at", services.UNSET),
-        now=ctx.now,
-    )
+def remember_tool(ctx: ToolContext, args: dict[str, Any]) -> ToolOutput:
+    # The arguments are a store body, judged by the core's one validator like POST /memory.
+    result = services.memory_store(mind=ctx.mind, actor=ctx.actor, body=args, now=ctx.now)
     return _structured(
         {**memory_to_dict(result.memory), "action": result.action, "warnings": result.warnings}
     )
 
 
-def search_tool(ctx: ToolContext, args: dict) -> ToolOutput:
+def search_tool(ctx: ToolContext, args: dict[str, Any]) -> ToolOutput:
     q = args["q"]
-    try:
-        page = memory_search(
-            mind=ctx.mind,
-            q=q,
-            tag=_tag(args.get("tag")),
-            category=args.get("category"),
-            limit=args.get("limit", SEARCH_DEFAULT),
-            now=ctx.now,
-        )
-    except SearchQueryError as exc:
-        raise ToolError(f"q: {exc}") from None
+    page = selectors.memory_search(
+        mind=ctx.mind,
+        q=q,
+        filters=MemoryFilters(tag=_tag(args.get("tag")), category=args.get("category")),
+        limit=args.get("limit", SEARCH_DEFAULT),
+        now=ctx.now,
+    )
     results = [
         {**memory_to_dict(hit.memory), "score": hit.score, "snippet": hit.snippet}
         for hit in page.hits
@@ -270,14 +230,14 @@ def search_tool(ctx: ToolContext, args: dict) -> ToolOutput:
     return _structured({"query": q, "results": results, "total": page.total})
 
 
-def forget_tool(ctx: ToolContext, args: dict) -> ToolOutput:
+def forget_tool(ctx: ToolContext, args: dict[str, Any]) -> ToolOutput:
     memory_id, category, key = args.get("id"), args.get("category"), args.get("key")
     if memory_id is not None and (category is not None or key is not None):
         raise ToolError("Give either id, or category and key, not both.")
     if memory_id is not None:
         memory = selectors.memory_get(mind=ctx.mind, memory_id=memory_id)
     elif category is not None and key is not None:
-        memory = _memory_by_key(mind=ctx.mind, category=category, key=key)
+        memory = selectors.memory_get_by_key(mind=ctx.mind, category=category, key=key)
     else:
         raise ToolError("Say which memory: its id (mem_…), or its category and key.")
     services.memory_delete(memory=memory, actor=ctx.actor, now=ctx.now)
@@ -286,40 +246,49 @@ def forget_tool(ctx: ToolContext, args: dict) -> ToolOutput:
     )
 
 
-def list_tool(ctx: ToolContext, args: dict) -> ToolOutput:
-    limit, offset = args.get("limit", LIST_DEFAULT), args.get("offset", 0)
-    memories, total = selectors.memory_list(
-        mind=ctx.mind,
+def list_tool(ctx: ToolContext, args: dict[str, Any]) -> ToolOutput:
+    filters = MemoryFilters(
         category=args.get("category"),
         tag=_tag(args.get("tag")),
         priority=_priority(args.get("priority")),
         verified=args.get("verified"),
-        limit=limit,
-        offset=offset,
-        now=ctx.now,
     )
-    return _page(memories, total, limit, offset)
+    return _list(ctx, args, filters)
 
 
-def by_tag_tool(ctx: ToolContext, args: dict) -> ToolOutput:
+def by_tag_tool(ctx: ToolContext, args: dict[str, Any]) -> ToolOutput:
     tag = _tag(args["tag"])
     if tag is None:
         raise ToolError("tag: may not be empty.")
-    limit, offset = args.get("limit", LIST_DEFAULT), args.get("offset", 0)
-    memories, total = selectors.memory_list(
-        mind=ctx.mind, tag=tag, limit=limit, offset=offset, now=ctx.now
-    )
-    return _page(memories, total, limit, offset)
+    return _list(ctx, args, MemoryFilters(tag=tag))
 
 
-def expiring_tool(ctx: ToolContext, args: dict) -> ToolOutput:
-    # The REST parameter's parser, so `within` means the same in both places.
-    within = param_duration({"within": str(args.get("within", "7d"))}, "within", default=WEEK)
-    limit, offset = args.get("limit", LIST_DEFAULT), args.get("offset", 0)
-    memories, total = selectors.memory_expiring(
-        mind=ctx.mind, within=within, limit=limit, offset=offset, now=ctx.now
-    )
-    return _page(memories, total, limit, offset)
+def expiring_tool(ctx: ToolContext, args: dict[str, Any]) -> ToolOutput:
+    try:
+        within = parse_duration(args["within"]) if "within" in args else EXPIRING_SOON
+    except ValueError as exc:
+        raise ToolError(f"within: {exc}") from None
+    return _list(ctx, args, expiring_filters(within=within), sort="expires")
+
+
+def _remember_schema() -> dict[str, Any]:
+    """The store body's fields (fields.input_schema), described for a model."""
+    schema = input_schema()
+    descriptions = {
+        "category": CATEGORY["description"],
+        "content": "The memory itself, a self-contained statement.",
+        "key": "Stable identifier within the category, no spaces, e.g. "
+        "preference_code_style. Omit to derive one from the content.",
+        "tags": 'Topics to find it by, e.g. ["docker", "work"].',
+        "priority": f"Default normal; {PRIORITY['description']}",
+        "source": "agent (default) or tool, when a tool produced it.",
+        "confidence": "How sure you are, 0.0 to 1.0 (default 0.7).",
+        "expires_at": "When it stops being true: ISO-8601 (2026-12-31T23:59:00Z) or Unix "
+        "epoch seconds; null removes an expiry. Use it for temporary context.",
+    }
+    for name, text in descriptions.items():
+        schema["properties"][name]["description"] = text
+    return {**schema, "additionalProperties": False}
 
 
 TOOLS: dict[str, Tool] = {
@@ -369,48 +338,9 @@ TOOLS: dict[str, Tool] = {
                 "the category, e.g. preference_code_style. What you store is unverified "
                 "until the user confirms it in the dashboard; you cannot verify it yourself."
             ),
-            input_schema=_object(
-                {
-                    "category": CATEGORY,
-                    "content": {
-                        "type": "string",
-                        "minLength": 1,
-                        "maxLength": MAX_CONTENT_LENGTH,
-                        "description": "The memory itself, a self-contained statement.",
-                    },
-                    "key": {
-                        "type": "string",
-                        "minLength": 1,
-                        "maxLength": MAX_KEY_LENGTH,
-                        "pattern": r"^\S+$",
-                        "description": "Stable identifier within the category, no spaces, "
-                        "e.g. preference_code_style. Omit to derive one from the content.",
-                    },
-                    "tags": {
-                        "type": "array",
-                        "items": TAG,
-                        "maxItems": MAX_TAGS,
-                        "description": 'Topics to find it by, e.g. ["docker", "work"].',
-                    },
-                    "priority": {
-                        **PRIORITY,
-                        "description": f"Default normal; {PRIORITY['description']}",
-                    },
-                    "confidence": {
-                        "type": "number",
-                        "minimum": 0,
-                        "maximum": 1,
-                        "description": "How sure you are, 0.0 to 1.0 (default 0.7).",
-                    },
-                    "expires_at": {
-                        "type": ["string", "number", "null"],
-                        "description": "When it stops being true: ISO-8601 "
-                        "(2026-12-31T23:59:00Z) or Unix epoch seconds; null removes an expiry. "
-                        "Use it for temporary context.",
-                    },
-                },
-                required=("category", "content"),
-            ),
+            input_schema=_remember_schema(),
+            # Judged by the core's validator (memory_body_clean), like every store body.
+            schema_checked=False,
             handler=remember_tool,
             annotations={
                 "readOnlyHint": False,
@@ -558,9 +488,9 @@ TOOLS: dict[str, Tool] = {
                 {
                     "within": {
                         "type": ["string", "integer"],
-                        "default": "7d",
+                        "default": f"{EXPIRING_SOON.days}d",
                         "description": f"{DURATION_FORMS[0].upper()}{DURATION_FORMS[1:]}. "
-                        "Default 7d.",
+                        f"Default {EXPIRING_SOON.days}d.",
                     },
                     "limit": _limit(LIST_DEFAULT, LIST_MAX),
                     "offset": OFFSET,
@@ -593,15 +523,17 @@ def _argument_errors(name: str, arguments: dict) -> list[str]:
     return messages
 
 
-def _flatten(detail: Any, prefix: str = "") -> list[str]:
-    if isinstance(detail, dict):
-        return [m for key, value in detail.items() for m in _flatten(value, f"{key}: ")]
-    if isinstance(detail, list):
-        return [m for item in detail for m in _flatten(item, prefix)]
-    return [f"{prefix}{detail}"]
+def core_error_text(exc: CoreError) -> str:
+    """A core error as one text for the model: each field and its messages."""
+    fields = getattr(exc, "fields", None)
+    if not fields:
+        return exc.detail
+    return " ".join(
+        f"{name}: {message}" for name, messages in fields.items() for message in messages
+    )
 
 
-def _error_result(message: str) -> dict:
+def _error_result(message: str) -> dict[str, Any]:
     return {"content": [{"type": "text", "text": message}], "isError": True}
 
 
@@ -612,19 +544,15 @@ def tool_call(ctx: ToolContext, name: str, arguments: dict) -> dict:
     to propagate, so a bug is logged as one instead of being dressed up as a tool error.
     """
     tool = TOOLS[name]
-    problems = _argument_errors(name, arguments)
+    problems = _argument_errors(name, arguments) if tool.schema_checked else []
     if problems:
         return _error_result(f"Invalid arguments for {name}: " + " ".join(problems))
     try:
         output = tool.handler(ctx, arguments)
     except ToolError as exc:
         return _error_result(str(exc))
-    except ValidationError as exc:
-        return _error_result(" ".join(_flatten(exc.detail)))
-    except Http404 as exc:
-        return _error_result(str(exc) or NOT_FOUND)
-    except APIException as exc:  # a conflict or a refusal the API would answer with a 4xx
-        return _error_result(" ".join(_flatten(exc.detail)))
+    except CoreError as exc:  # a refusal the API would answer with a 4xx
+        return _error_result(core_error_text(exc))
     result: dict = {"content": [{"type": "text", "text": output.text}], "isError": False}
     if output.structured is not None:
         result["structuredContent"] = output.structured
@@ -688,7 +616,7 @@ def resource_read(ctx: ToolContext, uri: str) -> list[dict]:
     if parts.netloc == "memory" and parts.path.strip("/").startswith("mem_"):
         try:
             memory = selectors.memory_get(mind=ctx.mind, memory_id=parts.path.strip("/"))
-        except Http404:
+        except NotFound:
             raise ResourceNotFound(uri) from None
         text = _json_text(memory_to_dict(memory))
         return [{"uri": uri, "mimeType": "application/json", "text": text}]

@@ -8,13 +8,16 @@ services, recorded under the admin's email.
 from __future__ import annotations
 
 from django.contrib import admin, messages
+from django.http import HttpRequest
 
 from memories import services
+from memories.actors import Actor
+from memories.fields import ADMIN_FIELDS
 from memories.models import Memory, MemoryEvent
 
 
-def _actor(request) -> services.Actor:
-    return services.Actor.for_user(request.user)
+def _actor(request: HttpRequest) -> Actor:
+    return Actor.for_user(request.user)
 
 
 @admin.register(Memory)
@@ -32,23 +35,7 @@ class MemoryAdmin(admin.ModelAdmin):
     list_filter = ["category", "priority", "source", "verified", "expires_at", "updated_at"]
     search_fields = ["key", "content", "mind__id", "mind__name", "mind__owner__email"]
     list_select_related = ["mind"]
-    readonly_fields = [
-        "id",
-        "mind",
-        "category",
-        "key",
-        "content",
-        "tags",
-        "priority",
-        "source",
-        "verified",
-        "confidence",
-        "expires_at",
-        "created_at",
-        "updated_at",
-        "verified_at",
-        "verified_by",
-    ]
+    readonly_fields = list(ADMIN_FIELDS)
     fields = readonly_fields
     date_hierarchy = "updated_at"
     actions = ["verify_selected", "unverify_selected", "delete_selected_memories"]

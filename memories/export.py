@@ -20,30 +20,13 @@ from collections.abc import Iterator
 from datetime import datetime
 from typing import Any
 
+from memories.fields import CSV_COLUMNS, EXPORT_EXTRA, EXPORT_FIELDS, iso, memory_to_dict
 from memories.models import Memory
-from memories.serialization import iso, memory_to_dict
 from minds.models import Mind
 
 FORMATS = ["json", "csv"]
 CHUNK = 500
 EXPORT_VERSION = 1
-CSV_COLUMNS = (
-    "id",
-    "category",
-    "key",
-    "content",
-    "tags",
-    "priority",
-    "source",
-    "verified",
-    "confidence",
-    "expires_at",
-    "expired",
-    "created_at",
-    "updated_at",
-    "verified_at",
-    "verified_by",
-)
 TAG_SEPARATOR = ", "
 
 
@@ -51,8 +34,10 @@ def _memories(mind: Mind) -> Iterator[Memory]:
     return Memory.objects.filter(mind=mind).order_by("category", "key").iterator(CHUNK)
 
 
-def export_record(memory: Memory, *, now: datetime) -> dict:
-    return {**memory_to_dict(memory), "expired": memory.is_expired(now)}
+def export_record(memory: Memory, *, now: datetime) -> dict[str, Any]:
+    """The memory as exported: its public fields and whether it had expired."""
+    record = {**memory_to_dict(memory), EXPORT_EXTRA: memory.is_expired(now)}
+    return {name: record[name] for name in EXPORT_FIELDS}
 
 
 def export_filename(mind: Mind, *, output: str, now: datetime) -> str:

@@ -38,11 +38,11 @@ like the text form (the budget is measured on the text), so both show the same m
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import json as jsonlib
-from collections import deque
+from collections import deque, namedtuple
 from collections.abc import Iterable, Iterator
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from datetime import datetime
 from functools import lru_cache
@@ -54,7 +54,6 @@ from django.db.models import (
     BooleanField,
     Count,
     ExpressionWrapper,
-    Q,
     QuerySet,
     TextField,
     Value,
@@ -62,9 +61,9 @@ from django.db.models import (
 from django.db.models.functions import Cast
 from django.utils import timezone
 
-from memories.models import Memory, Priority
-from memories.selectors import can_be_stored
-from memories.serialization import MEMORY_ROW, PRIORITY_NAMES, memory_row_to_dict
+from memories.fields import PRIORITY_NAMES, VALUE_NAMES, memory_to_dict
+from memories.filters import Expired, MemoryFilters
+from memories.models import Memory, Priority, expired_q
 from minds.models import Mind
 
 CHARS_PER_TOKEN = 4
@@ -72,19 +71,15 @@ MAX_KEYS_NAMED = 10
 # Rows stream in small chunks so a budgeted recall reads little more than what it shows.
 STREAM_CHUNK = 100
 
-# What the text needs of a memory, read as plain tuples (no model instances on the hot path):
-# the tags as their JSON text, and whether the memory has expired (only with
-# include_expired can it have; see _stream).
-TEXT_ROW = ("category", "priority", "verified", "key", "content", "tags_json", "expired")
-_PRIORITY, _VERIFIED, _KEY = 1, 2, 3
+# What the text needs of a memory, read by name as plain values (no model instances): the
+# tags as their JSON text (decoded once per distinct combination, see _tags_line), and
+# whether the memory has expired (only with include_expired can it have; see _stream).
+TEXT_NAMES = ("category", "priority", "verified", "key", "content", "tags_text", "expired")
 PRIORITY_CAPS = {p.value: p.label.upper() for p in Priority}
 NON_CRITICAL_DESC = sorted((p.value for p in Priority if p != Priority.CRITICAL), reverse=True)
 
-# Where TEXT_ROW's values sit in a MEMORY_ROW tuple (the JSON form reads those).
-TEXT_IN_MEMORY_ROW = tuple(MEMORY_ROW.index(name) for name in TEXT_ROW[:-1])
-EXPIRES_IN_MEMORY_ROW = MEMORY_ROW.index("expires_at")
-
-Row = tuple  # one tuple of TEXT_ROW values
+# A memory's values by name (a named tuple): TEXT_NAMES, plus VALUE_NAMES for JSON.
+Row = Any
 
 
 @dataclass(frozen=True)
@@ -97,22 +92,18 @@ class RecallSelection:
     include_expired: bool
     now: datetime
 
+    def _narrowed(self, expired: Expired) -> QuerySet[Memory]:
+        filters = MemoryFilters(category=self.category, tag=self.tag, expired=expired)
+        if filters.impossible:
+            return Memory.objects.none()
+        return filters.apply(Memory.objects.filter(mind=self.mind), now=self.now)
+
     def filtered(self) -> QuerySet[Memory]:
         """The mind's memories narrowed by category and tag, expired ones included."""
-        memories = Memory.objects.filter(mind=self.mind)
-        if self.category:
-            memories = memories.filter(category=self.category)
-        if self.tag:
-            if not can_be_stored(self.tag):  # a NUL: no tag holds one (PostgreSQL: an error)
-                return memories.none()
-            memories = memories.filter(tag_rows__tag=self.tag)
-        return memories
+        return self._narrowed("include")
 
     def memories(self) -> QuerySet[Memory]:
-        memories = self.filtered()
-        if not self.include_expired:
-            memories = memories.live(self.now)
-        return memories.recall_order()
+        return self._narrowed("include" if self.include_expired else "hide").recall_order()
 
     def counts(self) -> dict[tuple[bool, int], int]:
         """How many memories the selection holds, by (verified, priority).
@@ -200,7 +191,7 @@ class RecallPlan:
     verified: int
     header: str
     entries: list[str]  # rendered text entries, in order (empty for JSON without budget)
-    kept: list[Any]  # what the caller streamed alongside each row (TEXT_ROW or MEMORY_ROW)
+    kept: list[Row]  # the rows shown, in order
     omitted: list[Omitted]
 
     @property
@@ -222,7 +213,7 @@ def recall_render_text(*, selection: RecallSelection, budget: int | None = None)
     return "".join(parts)
 
 
-def recall_render_json(*, selection: RecallSelection, budget: int | None = None) -> dict:
+def recall_render_json(*, selection: RecallSelection, budget: int | None = None) -> dict[str, Any]:
     """The same selection as JSON: the counts, the memories in order, what was left out."""
     with _streaming_reads():
         plan = _plan(selection, budget=budget, for_json=True, render=budget is not None)
@@ -233,7 +224,7 @@ def recall_render_json(*, selection: RecallSelection, budget: int | None = None)
         "verified": plan.verified,
         "unverified": plan.unverified,
         "budget": budget,
-        "memories": [memory_row_to_dict(row) for row in plan.kept],
+        "memories": [memory_to_dict(row) for row in plan.kept],
         "omitted": [omitted.as_dict() for omitted in plan.omitted],
     }
 
@@ -250,25 +241,20 @@ def _header(mind: Mind, total: int, verified: int) -> str:
 
 
 def _entry(number: int, row: Row) -> str:
-    category, priority, verified, key, content, tags, expired = row
-    head = f"[{number:03d}] {category} ({PRIORITY_CAPS[priority]}) "
-    head += "[verified]" if verified else "[unverified]"
-    if expired:
+    head = f"[{number:03d}] {row.category} ({PRIORITY_CAPS[row.priority]}) "
+    head += "[verified]" if row.verified else "[unverified]"
+    if row.expired:
         head += " [expired]"  # only reachable with include_expired
     # splitlines() also breaks on \r, \u2028 …: every visual line gets its indent, so content
     # can never fake an entry boundary or a header.
-    text = f"{head}\n  {key}\n  " + "\n  ".join(content.splitlines() or [""])
-    if isinstance(tags, str):  # the JSON text, see _stream()
-        return text + _tags_line(tags) if tags != "[]" else text
-    if tags:
-        text += "\n  Tags: " + ", ".join(tags)
-    return text
+    lines = row.content.splitlines() or [""]
+    return f"{head}\n  {row.key}\n  " + "\n  ".join(lines) + _tags_line(row.tags_text)
 
 
 @lru_cache(maxsize=4096)
-def _tags_line(tags_json: str) -> str:
+def _tags_line(tags_text: str) -> str:
     # Minds reuse a few tag combinations over and over: decode and join each one once.
-    tags = jsonlib.loads(tags_json)
+    tags = jsonlib.loads(tags_text)
     return "\n  Tags: " + ", ".join(tags) if tags else ""
 
 
@@ -283,70 +269,59 @@ def _closing_len(omitted: list[Omitted]) -> int:
 # --- Planning ---------------------------------------------------------------------------------
 
 
-def _streaming_reads():
+def _streaming_reads() -> AbstractContextManager[Any]:
     """A transaction on PostgreSQL, so that iterator() streams.
 
     Outside a transaction Django declares its server-side cursor WITH HOLD, and PostgreSQL
-    then computes the whole result before the first row: a budgeted recall of a 10,000-
-    memory mind read all of it (19 ms of 37). SQLite needs none (and would take its write
-    lock for one: transactions there are IMMEDIATE). Inside a transaction already, nothing.
+    then computes the whole result before the first row. SQLite needs none (and would take
+    its write lock for one: transactions there are IMMEDIATE). Inside one already, nothing.
     """
     if connection.vendor == "postgresql" and not connection.in_atomic_block:
         return transaction.atomic()
-    return contextlib.nullcontext()
+    return nullcontext()
 
 
-def _stream(selection: RecallSelection, *, for_json: bool, chunked: bool) -> Iterable:
-    """(row, payload) pairs in recall order; payload is a MEMORY_ROW for JSON, else the row.
-
-    Plain tuples, no model instances: 10,000 Memory objects and the JSONField converter
-    cost more than the rest of a whole-mind recall together. Tags are read as their JSON
-    text and decoded only when not empty (and once per distinct combination).
-    """
-    memories = selection.memories().annotate(tags_json=Cast("tags", TextField()))
-    if for_json:
-        rows = memories.values_list(*MEMORY_ROW)
-        rows_iter = rows.iterator(chunk_size=STREAM_CHUNK) if chunked else list(rows)
-        return ((_text_row(row, selection.now), row) for row in rows_iter)
+def _stream(selection: RecallSelection, *, for_json: bool, chunked: bool) -> Iterable[Row]:
+    """The selection's rows in recall order, by name: TEXT_NAMES, plus VALUE_NAMES for JSON."""
+    expired: Any = Value(False)  # memories() left the expired ones out
     if selection.include_expired:
-        expired = ExpressionWrapper(Q(expires_at__lte=selection.now), BooleanField())
-    else:
-        expired = Value(False)  # memories() left the expired ones out
-    rows = memories.annotate(expired=expired).values_list(*TEXT_ROW)
-    text_rows = rows.iterator(chunk_size=STREAM_CHUNK) if chunked else _driver_rows(rows)
-    return ((row, row) for row in text_rows)
+        expired = ExpressionWrapper(expired_q(selection.now), BooleanField())
+    memories = selection.memories().annotate(tags_text=Cast("tags", TextField()), expired=expired)
+    names = (*VALUE_NAMES, *TEXT_NAMES) if for_json else TEXT_NAMES
+    rows = memories.values_list(*dict.fromkeys(names), named=True)
+    if chunked:
+        return rows.iterator(chunk_size=STREAM_CHUNK)
+    return list(rows) if for_json else _driver_rows(rows)
 
 
-def _text_row(row: tuple, now: datetime) -> Row:
-    """The TEXT_ROW of a MEMORY_ROW."""
-    expires = row[EXPIRES_IN_MEMORY_ROW]
-    return (*(row[i] for i in TEXT_IN_MEMORY_ROW), expires is not None and expires <= now)
-
-
-def _driver_rows(rows: QuerySet) -> list[tuple]:
-    """Every row of a values_list() as the database driver returns it, without Django's
-    per-row value conversion, which took a sixth of a full recall: the text needs none of
-    it (`verified` and `expired` are only tested for truth, and SQLite's 0 and 1 do)."""
+def _driver_rows(rows: QuerySet[Memory, Any]) -> list[Row]:
+    """The rows as the database driver returns them, named by their columns. Django's
+    per-row value conversion is a large share of a whole-mind recall, and the text needs
+    none of it (`verified` and `expired` are only tested for truth)."""
     try:
         sql, params = rows.query.sql_with_params()
     except EmptyResultSet:  # .none(): nothing to read
         return []
     with connections[rows.db].cursor() as cursor:
         cursor.execute(sql, params)
-        return cursor.fetchall()
+        named = namedtuple("Row", [column[0] for column in cursor.description])  # type: ignore[misc]
+        named_rows: list[Row] = []
+        while chunk := cursor.fetchmany(1000):  # each plain row freed as soon as it is named
+            named_rows.extend(map(named._make, chunk))
+        return named_rows
 
 
 class _Lookahead:
-    """An iterator of (row, payload) that can peek at the keys coming next."""
+    """An iterator of rows that can peek at the keys coming next."""
 
-    def __init__(self, pairs: Iterable):
-        self._it: Iterator = iter(pairs)
-        self._buffer: deque = deque()
+    def __init__(self, rows: Iterable[Row]) -> None:
+        self._it: Iterator[Row] = iter(rows)
+        self._buffer: deque[Row] = deque()
 
     def __iter__(self) -> _Lookahead:
         return self
 
-    def __next__(self):
+    def __next__(self) -> Row:
         return self._buffer.popleft() if self._buffer else next(self._it)
 
     def keys_ahead(self, priority: int, limit: int) -> tuple[str, ...]:
@@ -355,14 +330,14 @@ class _Lookahead:
         index = 0
         while len(keys) < limit:
             if index == len(self._buffer):
-                pair = next(self._it, None)
-                if pair is None:
+                row = next(self._it, None)
+                if row is None:
                     break
-                self._buffer.append(pair)
-            row = self._buffer[index][0]
-            if row[_PRIORITY] != priority:
+                self._buffer.append(row)
+            row = self._buffer[index]
+            if row.priority != priority:
                 break
-            keys.append(row[_KEY])
+            keys.append(row.key)
             index += 1
         return tuple(keys)
 
@@ -378,17 +353,15 @@ def _plan(
     mind, memories = selection.mind, selection.memories()
     if budget is None:
         # Everything is shown: one query, and the counts come from the rows themselves.
-        pairs = list(_stream(selection, for_json=for_json, chunked=False))
-        verified = sum(1 for row, _ in pairs if row[_VERIFIED])
-        entries = (
-            [_entry(number, row) for number, (row, _) in enumerate(pairs, 1)] if render else []
-        )
+        rows = list(_stream(selection, for_json=for_json, chunked=False))
+        verified = sum(1 for row in rows if row.verified)
+        entries = [_entry(number, row) for number, row in enumerate(rows, 1)] if render else []
         return RecallPlan(
-            total=len(pairs),
+            total=len(rows),
             verified=verified,
-            header=_header(mind, len(pairs), verified),
+            header=_header(mind, len(rows), verified),
             entries=entries,
-            kept=[payload for _, payload in pairs],
+            kept=rows,
             omitted=[],
         )
 
@@ -420,10 +393,10 @@ def _plan(
     stream = _Lookahead(_stream(selection, for_json=for_json, chunked=True))
     used = len(header)
     entries: list[str] = []
-    kept: list[Any] = []
+    kept: list[Row] = []
     omitted: list[Omitted] = []
-    for row, payload in stream:
-        priority = row[_PRIORITY]
+    for row in stream:
+        priority = row.priority
         entry = _entry(len(entries) + 1, row)
         cost = len(entry) + 2  # a blank line before it and its own final newline
         if priority != Priority.CRITICAL:
@@ -436,11 +409,11 @@ def _plan(
             if closing:
                 closing += 1  # the blank line before the closing lines
             if used + cost + closing > limit:
-                head = (row[_KEY], *stream.keys_ahead(priority, MAX_KEYS_NAMED - 1))
+                head = (row.key, *stream.keys_ahead(priority, MAX_KEYS_NAMED - 1))
                 omitted = [Omitted(priority, max(pending[priority], 1), head), *lower]
                 break
         entries.append(entry)
-        kept.append(payload)
+        kept.append(row)
         used += cost
         pending[priority] -= 1
 

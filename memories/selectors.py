@@ -1,9 +1,16 @@
-"""Reads of memories. Every function takes the mind: scoping is an argument, never optional."""
+"""Reads of memories. Every function takes the mind (or the owner): scoping is an argument.
+
+- `memory_list` is the one list: filters, full-text search, sort, paging and the total, for
+  the API's lists and search, the dashboard's table and queues, and the MCP tools;
+- the windows ("expiring soon", "stale") and the counts every face shows are defined here
+  once (`count_conditions`); "live" and "expired" in models.py;
+- related memories, tags, stats, health, the overview and incremental sync.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from datetime import datetime, timedelta
+from dataclasses import dataclass, field
+from datetime import UTC, date, datetime, time, timedelta
 from typing import Any
 
 from django.db import transaction
@@ -18,126 +25,179 @@ from django.db.models import (
     Value,
     When,
 )
-from django.http import Http404
+from django.db.models.functions import TruncDate
 from django.utils import timezone
 
-from memories.models import Category, Memory, MemoryEvent, MemoryTag, Priority, Source
-from memories.serialization import iso
+from memories.errors import Invalid, NotFound
+from memories.fields import CATEGORIES, PRIORITY_NAMES, SOURCES, iso
+from memories.filters import DEFAULT_SORT, MemoryFilters, order_by
+from memories.models import (
+    Memory,
+    MemoryEvent,
+    MemoryTag,
+    Priority,
+    expired_q,
+    expiring_q,
+    live_q,
+)
+from memories.search import DEFAULT_LIMIT, SearchHit, SearchPage, SearchQueryError, backend
+from memories.search.query import parse_query
 from minds.models import Mind
 
-
-def can_be_stored(value: str | None) -> bool:
-    """False for text no record can hold (a NUL character), so a lookup by it finds nothing.
-
-    SQLite compares such text and finds no match; PostgreSQL refuses it outright (an error,
-    a 500). Every selector answers "nothing found" for it, on both.
-    """
-    return value is None or "\x00" not in value
+EXPIRING_SOON = timedelta(days=7)
+STALE_AFTER = timedelta(days=90)
+IMPORTANT = (Priority.HIGH, Priority.CRITICAL)
+ATTENTION_IDS = 5
+NOT_FOUND = "No memory with this id in this mind."
+NO_FILTERS = MemoryFilters()  # live memories, nothing else narrowed
 
 
 def memory_get(*, mind: Mind, memory_id: str) -> Memory:
-    """The memory `memory_id` of this mind; another mind's memory is a 404 like a missing one."""
-    if not can_be_stored(memory_id):
-        raise Http404("No memory with this id in this mind.")
-    memory = Memory.objects.filter(mind=mind, pk=memory_id).first()
+    """The memory `memory_id` of this mind; another mind's is NotFound like a missing one."""
+    memory = None
+    if "\x00" not in memory_id:  # no id holds one (PostgreSQL could not even compare it)
+        memory = Memory.objects.filter(mind=mind, pk=memory_id).first()
     if memory is None:
-        raise Http404("No memory with this id in this mind.")
+        raise NotFound(NOT_FOUND)
     return memory
+
+
+def memory_get_by_key(*, mind: Mind, category: str, key: str) -> Memory:
+    """The mind's memory (category, key), or NotFound."""
+    memory = None
+    if "\x00" not in key:
+        memory = Memory.objects.filter(mind=mind, category=category, key=key).first()
+    if memory is None:
+        raise NotFound(f'No memory with category "{category}" and key "{key}" in this mind.')
+    return memory
+
+
+def memory_ids_present(*, mind: Mind, ids: set[str]) -> set[str]:
+    """Which of `ids` are memories of this mind now (the rest were deleted, or are not its)."""
+    return set(Memory.objects.filter(mind=mind, pk__in=ids).values_list("pk", flat=True))
+
+
+# --- The one list ---------------------------------------------------------------------------
+
+
+@dataclass
+class MemoryPage:
+    """One page of a list and how many match in all."""
+
+    memories: list[Memory]
+    total: int
+    # With a query: each shown memory's score and snippet, in order.
+    hits: list[SearchHit] | None = None
 
 
 def memory_list(
     *,
     mind: Mind,
-    category: str | None = None,
-    tag: str | None = None,
-    priority: int | None = None,
-    source: str | None = None,
-    verified: bool | None = None,
-    include_expired: bool = False,
+    filters: MemoryFilters = NO_FILTERS,
+    q: str | None = None,
+    sort: str | None = None,
     limit: int = 100,
     offset: int = 0,
     now: datetime | None = None,
-) -> tuple[list[Memory], int]:
-    """One page of the mind's memories, most recently updated first, and the total.
+) -> MemoryPage:
+    """One page of the mind's memories narrowed by `filters`, and the total.
 
-    Filters combine with AND; `tag` must already be normalised. Two queries, whatever the page
-    size (tags are read from the record, not joined per row).
-    """
-    if not can_be_stored(tag):
-        return [], 0
-    memories = Memory.objects.filter(mind=mind)
-    if not include_expired:
-        memories = memories.live(now or timezone.now())
-    if category is not None:
-        memories = memories.filter(category=category)
-    if tag is not None:
-        # (memory, tag) is unique, so the join cannot repeat a memory.
-        memories = memories.filter(tag_rows__tag=tag)
-    if priority is not None:
-        memories = memories.filter(priority=priority)
-    if source is not None:
-        memories = memories.filter(source=source)
-    if verified is not None:
-        memories = memories.filter(verified=verified)
-    total = memories.count()
-    page = list(memories.order_by("-updated_at", "-id")[offset : offset + limit]) if total else []
-    return page, total
-
-
-# --- Review and overview ------------------------------------------------------------------------
-
-STALE_AFTER = timedelta(days=90)
-EXPIRING_SOON = timedelta(days=7)
-IMPORTANT = (Priority.HIGH, Priority.CRITICAL)
-ATTENTION_IDS = 5
-
-
-def _page(memories: QuerySet[Memory], *, limit: int, offset: int) -> tuple[list[Memory], int]:
-    total = memories.count()
-    return (list(memories[offset : offset + limit]) if total else []), total
-
-
-def _scoped(mind: Mind, *, include_expired: bool, now: datetime) -> QuerySet[Memory]:
-    memories = Memory.objects.filter(mind=mind)
-    return memories if include_expired else memories.live(now)
-
-
-def memory_expiring(
-    *,
-    mind: Mind,
-    within: timedelta,
-    include_expired: bool = False,
-    limit: int = 100,
-    offset: int = 0,
-    now: datetime | None = None,
-) -> tuple[list[Memory], int]:
-    """Memories whose expiry falls in (now, now + within], soonest first.
-
-    With `include_expired` the already-expired ones come first (oldest expiry first), so one
-    list shows everything that has run out or is about to.
+    Without `q`: in the order SORTS[sort] names (most recently updated first by default).
+    With `q`: only full-text matches, each with its score and snippet, best first unless
+    `sort` names another order; Invalid (field `q`) when `q` holds nothing searchable.
     """
     now = now or timezone.now()
-    memories = Memory.objects.filter(mind=mind, expires_at__lte=now + within)
-    if not include_expired:
-        memories = memories.filter(expires_at__gt=now)
-    return _page(memories.order_by("expires_at", "id"), limit=limit, offset=offset)
+    if q is not None:
+        try:
+            parsed = parse_query(q)
+        except SearchQueryError as exc:
+            raise Invalid.one("q", str(exc)) from None
+        if filters.impossible:
+            return MemoryPage([], 0, [])
+        found = backend().search(
+            mind_id=mind.pk,
+            parsed=parsed,
+            filters=filters,
+            sort=sort,
+            limit=limit,
+            offset=offset,
+            now=now,
+        )
+        hits = [
+            SearchHit(memory=m, score=float(m.search_score), snippet=m.search_snippet)
+            for m in found.memories
+        ]
+        return MemoryPage(found.memories, found.total, hits)
+    if filters.impossible:
+        return MemoryPage([], 0)
+    memories = filters.apply(Memory.objects.filter(mind=mind), now=now)
+    total = memories.count()
+    ordered = memories.order_by(*order_by(sort or DEFAULT_SORT))
+    return MemoryPage(list(ordered[offset : offset + limit]) if total else [], total)
 
 
-def memory_unverified(
+def memory_search(
     *,
     mind: Mind,
-    include_expired: bool = False,
-    limit: int = 100,
-    offset: int = 0,
+    q: str,
+    filters: MemoryFilters = NO_FILTERS,
+    limit: int = DEFAULT_LIMIT,
     now: datetime | None = None,
-) -> tuple[list[Memory], int]:
-    """The review queue: unverified memories, most important first, then least confident,
-    then most recently updated (what a wrong answer would cost most, and is likeliest wrong)."""
-    memories = _scoped(mind, include_expired=include_expired, now=now or timezone.now())
-    memories = memories.filter(verified=False).order_by(
-        "-priority", "confidence", "-updated_at", "id"
+) -> SearchPage:
+    """The mind's memories matching `q`, best first: memory_list with a query."""
+    page = memory_list(mind=mind, filters=filters, q=q, limit=limit, now=now)
+    return SearchPage(query=q, hits=page.hits or [], total=page.total)
+
+
+def expiring_filters(*, within: timedelta, include_expired: bool = False) -> MemoryFilters:
+    """Memories whose expiry falls in (now, now + within]; with `include_expired`, also
+    those already expired (they sort first: `expires`)."""
+    return MemoryFilters(expired="include" if include_expired else "hide", expiring_within=within)
+
+
+# --- Counts, in one place -----------------------------------------------------------------
+
+
+def count_conditions(now: datetime, prefix: str = "") -> dict[str, Q]:
+    """What each count counts. `prefix` reaches the memories through a relation."""
+    live = live_q(now, prefix)
+    verified = Q(**{f"{prefix}verified": True})
+    return {
+        "live": live,
+        "expired": expired_q(now, prefix),
+        "verified": live & verified,
+        "unverified": live & ~verified,
+        "unverified_important": live & ~verified & Q(**{f"{prefix}priority__in": IMPORTANT}),
+        "expiring_soon": expiring_q(now, EXPIRING_SOON, prefix),
+        "stale": live & Q(**{f"{prefix}updated_at__lt": now - STALE_AFTER}),
+    }
+
+
+def memory_counts(*, mind: Mind, now: datetime | None = None) -> dict[str, int]:
+    """The mind's counts: total, then each of `count_conditions`, in one query."""
+    conditions = count_conditions(now or timezone.now())
+    # Aliased apart from the field names (an aggregate may not be called "verified").
+    counted = Memory.objects.filter(mind=mind).aggregate(
+        n_total=Count("pk"),
+        **{f"n_{name}": Count("pk", filter=condition) for name, condition in conditions.items()},
     )
-    return _page(memories, limit=limit, offset=offset)
+    return {name.removeprefix("n_"): n for name, n in counted.items()}
+
+
+def minds_with_counts(*, owner: Any, now: datetime | None = None) -> QuerySet[Mind]:
+    """The owner's minds, each with `total` and the attributes of `count_conditions`."""
+    conditions = count_conditions(now or timezone.now(), prefix="memories__")
+    return (
+        Mind.objects.owned_by(owner)
+        .annotate(
+            total=Count("memories"),
+            **{name: Count("memories", filter=condition) for name, condition in conditions.items()},
+        )
+        .order_by("created_at")
+    )
+
+
+# --- Review and overview ------------------------------------------------------------------
 
 
 def memory_related(
@@ -148,7 +208,7 @@ def memory_related(
     limit: int = 100,
     offset: int = 0,
     now: datetime | None = None,
-) -> tuple[list[Memory], int]:
+) -> MemoryPage:
     """Other memories of the mind sharing at least one tag with `memory`: most shared tags
     first, then most recently updated. Each carries `.shared` (how many tags it shares).
 
@@ -157,7 +217,7 @@ def memory_related(
     candidate's content.
     """
     if not memory.tags:
-        return [], 0
+        return MemoryPage([], 0)
     sharing = MemoryTag.objects.filter(mind=mind, tag__in=memory.tags)
     shared = (
         sharing.filter(memory_id=OuterRef("pk"))
@@ -165,11 +225,9 @@ def memory_related(
         .annotate(n=Count("id"))
         .values("n")
     )
-    candidates = (
-        _scoped(mind, include_expired=include_expired, now=now or timezone.now())
-        .filter(pk__in=sharing.values("memory_id"))
-        .exclude(pk=memory.pk)
-    )
+    filters = MemoryFilters(expired="include" if include_expired else "hide")
+    candidates = filters.apply(Memory.objects.filter(mind=mind), now=now or timezone.now())
+    candidates = candidates.filter(pk__in=sharing.values("memory_id")).exclude(pk=memory.pk)
     ranked = candidates.annotate(shared=Subquery(shared)).order_by("-shared", "-updated_at", "id")
     # Every candidate's (id, shared) at once: the total comes with it, each row read once.
     everyone = list(ranked.values_list("id", "shared"))
@@ -177,9 +235,9 @@ def memory_related(
     rows = Memory.objects.in_bulk([pk for pk, _ in ids])
     page = []
     for pk, count in ids:
-        rows[pk].shared = count
+        rows[pk].shared = count  # type: ignore[attr-defined]
         page.append(rows[pk])
-    return page, len(everyone)
+    return MemoryPage(page, len(everyone))
 
 
 def tag_counts(
@@ -189,7 +247,7 @@ def tag_counts(
 
     Three queries, none reading the memories themselves: every tag row of the mind counted
     from the (mind, tag) index, minus the tag rows of expired memories (found through the
-    expiry index; usually few), and the live memories counted from the expiry index.
+    expiry index; usually few), and the memories counted.
     """
     now = now or timezone.now()
     rows = MemoryTag.objects.filter(mind=mind)
@@ -203,38 +261,37 @@ def tag_counts(
             counts[tag] -= n
     ranked = sorted(((n, tag) for tag, n in counts.items() if n > 0), key=lambda p: (-p[0], p[1]))
     tags = [{"tag": tag, "count": n} for n, tag in ranked[:limit]]
-    memories = _scoped(mind, include_expired=include_expired, now=now).count()
-    return tags, len(ranked), memories
+    memories = Memory.objects.filter(mind=mind)
+    if not include_expired:
+        memories = memories.live(now)
+    return tags, len(ranked), memories.count()
 
 
 def memory_stats(*, mind: Mind, now: datetime | None = None) -> dict[str, Any]:
     """Totals of every memory of the mind (expired ones included, and counted apart) by
     category, priority, source and verification: one GROUP BY query plus one for tags."""
     now = now or timezone.now()
+    is_expired = Case(
+        When(expired_q(now), then=Value(True)), default=Value(False), output_field=BooleanField()
+    )
     groups = (
         Memory.objects.filter(mind=mind)
-        .annotate(
-            is_expired=Case(
-                When(expires_at__lte=now, then=Value(True)),
-                default=Value(False),
-                output_field=BooleanField(),
-            )
-        )
+        .annotate(is_expired=is_expired)
         .values_list("category", "priority", "source", "verified", "is_expired")
         .annotate(n=Count("id"))
         .order_by()
     )
-    by_category = dict.fromkeys(Category.values, 0)
-    by_priority = {p.label: 0 for p in sorted(Priority, reverse=True)}
-    by_source = dict.fromkeys(Source.values, 0)
+    by_category = dict.fromkeys(CATEGORIES, 0)
+    by_priority = {PRIORITY_NAMES[p]: 0 for p in sorted(PRIORITY_NAMES, reverse=True)}
+    by_source = dict.fromkeys(SOURCES, 0)
     total = verified = expired = 0
-    for category, priority, source, is_verified, is_expired, n in groups:
+    for category, priority, source, is_verified, was_expired, n in groups:
         total += n
         by_category[category] += n
-        by_priority[Priority(priority).label] += n
+        by_priority[PRIORITY_NAMES[priority]] += n
         by_source[source] += n
         verified += n if is_verified else 0
-        expired += n if is_expired else 0
+        expired += n if was_expired else 0
     return {
         "total": total,
         "live": total - expired,
@@ -251,53 +308,38 @@ def memory_stats(*, mind: Mind, now: datetime | None = None) -> dict[str, Any]:
 def mind_health(*, mind: Mind, now: datetime | None = None) -> dict[str, Any]:
     """How the mind is doing, for an agent or a person deciding what to look at.
 
-    Counts are of live (not expired) memories unless named otherwise; `stale` means not
-    updated in 90 days; `attention` lists what a person should review, each with up to five
-    ids. One aggregate query, plus one per attention item that has something in it.
+    Counts are of live (not expired) memories unless named otherwise; `attention` lists
+    what a person should review, each with up to five ids. One aggregate query, plus one
+    per attention item that has something in it.
     """
     now = now or timezone.now()
-    live = Q(expires_at__isnull=True) | Q(expires_at__gt=now)
-    unverified_important = live & Q(verified=False, priority__in=IMPORTANT)
-    expiring = Q(expires_at__gt=now, expires_at__lte=now + EXPIRING_SOON)
-    stale = live & Q(updated_at__lt=now - STALE_AFTER)
-    expired = Q(expires_at__lte=now)
-    conditions = {
-        "total": Q(),
-        "live": live,
-        "expired": expired,
-        "verified": live & Q(verified=True),
-        "unverified": live & Q(verified=False),
-        "unverified_important": unverified_important,
-        "expiring_soon": expiring,
-        "stale": stale,
-    }
-    # Aliased apart from the field names (an aggregate may not be called "verified").
-    aggregated = Memory.objects.filter(mind=mind).aggregate(
-        **{f"n_{name}": Count("id", filter=condition) for name, condition in conditions.items()}
-    )
-    counts = {name: aggregated[f"n_{name}"] for name in conditions}
+    conditions = count_conditions(now)
+    counts = memory_counts(mind=mind, now=now)
     share = counts["unverified"] / counts["live"] if counts["live"] else 0.0
+    days = EXPIRING_SOON.days
     checks = [
         (
             "unverified_important",
-            unverified_important,
             ("-priority", "confidence", "-updated_at"),
             "high or critical memories an agent stored that no person has verified",
         ),
         (
             "expiring_soon",
-            expiring,
             ("expires_at",),
-            "memories expiring within 7 days: extend or let go",
+            f"memories expiring within {days} days: extend or let go",
         ),
-        ("stale", stale, ("updated_at",), "memories not updated in 90 days: still true?"),
-        ("expired", expired, ("expires_at",), "expired memories kept in the database"),
+        (
+            "stale",
+            ("updated_at",),
+            f"memories not updated in {STALE_AFTER.days} days: still true?",
+        ),
+        ("expired", ("expires_at",), "expired memories kept in the database"),
     ]
     attention = []
-    for name, condition, order, why in checks:
+    for name, order, why in checks:
         count = counts[name]
         if count:
-            ids = Memory.objects.filter(mind=mind).filter(condition).order_by(*order, "id")
+            ids = Memory.objects.filter(mind=mind).filter(conditions[name]).order_by(*order, "id")
             attention.append(
                 {
                     "kind": name,
@@ -315,28 +357,61 @@ def mind_health(*, mind: Mind, now: datetime | None = None) -> dict[str, Any]:
     }
 
 
-# --- Audit and incremental sync -----------------------------------------------------------------
+@dataclass
+class Overview:
+    """The dashboard's overview of a mind: live memories by category, priority and
+    verification, and created/updated writes per day (UTC)."""
+
+    counts: dict[str, int]
+    by_category: list[tuple[str, int]]
+    by_priority: list[tuple[str, int]]
+    writes: list[tuple[date, int, int]] = field(default_factory=list)  # day, created, updated
+
+    @property
+    def verified_share(self) -> float:
+        live = self.counts["live"]
+        return self.counts["verified"] / live if live else 0.0
 
 
-def memory_events(
-    *,
-    mind: Mind,
-    action: str | None = None,
-    memory_id: str | None = None,
-    limit: int = 100,
-    offset: int = 0,
-) -> tuple[list[MemoryEvent], int]:
-    """The audit trail of the mind, newest first, optionally for one action or memory."""
-    if not can_be_stored(memory_id):
-        return [], 0
-    events = MemoryEvent.objects.filter(mind=mind)
-    if action is not None:
-        events = events.filter(action=action)
-    if memory_id is not None:
-        events = events.filter(memory_id=memory_id)
-    events = events.order_by("-at", "-id")
-    total = events.count()
-    return (list(events[offset : offset + limit]) if total else []), total
+def memory_overview(*, mind: Mind, days: int = 30, now: datetime | None = None) -> Overview:
+    """Counts for the overview, and the writes of the last `days` days."""
+    now = now or timezone.now()
+    live = Memory.objects.filter(mind=mind).live(now)
+    categories = dict(live.values_list("category").annotate(n=Count("pk")).order_by())
+    priorities = dict(live.values_list("priority").annotate(n=Count("pk")).order_by())
+
+    first_day = (now.astimezone(UTC) - timedelta(days=days - 1)).date()
+    rows = (
+        MemoryEvent.objects.filter(
+            mind=mind,
+            action__in=[MemoryEvent.Action.CREATE, MemoryEvent.Action.UPDATE],
+            # A plain range (not `at__date`) so the (mind, at) index answers it.
+            at__gte=datetime.combine(first_day, time.min, tzinfo=UTC),
+        )
+        .annotate(day=TruncDate("at", tzinfo=UTC))
+        .values_list("day", "action")
+        .annotate(n=Count("pk"))
+        .order_by()
+    )
+    per_day: dict[date, dict[str, int]] = {}
+    for day, action, n in rows:
+        per_day.setdefault(day, {})[action] = n
+    writes = []
+    for offset in range(days):
+        day = first_day + timedelta(days=offset)
+        counts = per_day.get(day, {})
+        writes.append((day, counts.get("create", 0), counts.get("update", 0)))
+    return Overview(
+        counts=memory_counts(mind=mind, now=now),
+        by_category=[(c, categories.get(c, 0)) for c in CATEGORIES],
+        by_priority=[
+            (PRIORITY_NAMES[p], priorities.get(p, 0)) for p in sorted(PRIORITY_NAMES, reverse=True)
+        ],
+        writes=writes,
+    )
+
+
+# --- Incremental sync -----------------------------------------------------------------------
 
 
 @dataclass
@@ -360,19 +435,15 @@ def memory_diff(*, mind: Mind, since: datetime, until: datetime) -> Diff:
     The bounds are half-open so that the next call with `since = until` neither repeats nor
     misses a write. `until` must come from `diff_until()` (see there).
     """
-    window = Q(mind=mind)
-    memories = Memory.objects.filter(window, updated_at__gte=since, updated_at__lt=until)
+    memories = Memory.objects.filter(mind=mind, updated_at__gte=since, updated_at__lt=until)
     created, updated = [], []
-    for memory in memories.order_by("updated_at", "id").iterator(chunk_size=1000):
-        if memory.created_at >= since:
-            created.append(memory)
-        else:
-            updated.append(memory)
     # A memory's created_at never follows its updated_at, so "created in the window" rows are
     # among those updated in it: one query for both lists.
+    for memory in memories.order_by("updated_at", "id").iterator(chunk_size=1000):
+        (created if memory.created_at >= since else updated).append(memory)
     deleted = (
         MemoryEvent.objects.filter(
-            window, action=MemoryEvent.Action.DELETE, at__gte=since, at__lt=until
+            mind=mind, action=MemoryEvent.Action.DELETE, at__gte=since, at__lt=until
         )
         .order_by("at", "id")
         .values_list("memory_id", flat=True)
@@ -380,14 +451,11 @@ def memory_diff(*, mind: Mind, since: datetime, until: datetime) -> Diff:
     return Diff(since=since, until=until, created=created, updated=updated, deleted=list(deleted))
 
 
-def diff_until() -> datetime:
-    """The upper bound of a diff answered now: a write stamped before it is already committed.
-
-    Writes take their timestamp inside their transaction; on SQLite every write transaction
-    holds the database's write lock (BEGIN IMMEDIATE), so reading the clock while holding
-    that lock for an instant orders us after every write stamped earlier and before every
-    write stamped later. (On PostgreSQL writers are not serialised: a client that wants to
-    be safe there can overlap its windows by a few seconds; re-applying a change is harmless.)
-    """
+def diff_until(*, mind: Mind) -> datetime:
+    """The upper bound of a diff answered now: every write of the mind stamped before it has
+    committed. Writes are stamped under the mind's write lock (services), so reading the
+    clock after taking that lock for an instant orders us after every write stamped
+    earlier and before every write stamped later."""
     with transaction.atomic():
+        Mind.objects.lock(mind.pk)
         return timezone.now()

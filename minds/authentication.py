@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from rest_framework import authentication, exceptions
 
+from minds.access import MindAgent
 from minds.models import MIND_KEY_PREFIX, Mind
 
 
@@ -18,27 +17,6 @@ def bearer_token(request) -> str | None:
         return header[1].decode("ascii")
     except UnicodeDecodeError:
         return None
-
-
-@dataclass(eq=False)
-class MindAgent:
-    """`request.user` for a Mind Key: an agent, never a human, bound to one mind."""
-
-    mind: Mind
-    is_authenticated = True
-    is_anonymous = False
-    is_active = True
-    is_staff = False
-    is_superuser = False
-    pk = None
-    id = None
-
-    @property
-    def actor(self) -> str:
-        return self.mind.key_prefix
-
-    def __str__(self) -> str:
-        return f"agent {self.mind.key_prefix}"
 
 
 class MindKeyAuthentication(authentication.BaseAuthentication):
@@ -57,8 +35,3 @@ class MindKeyAuthentication(authentication.BaseAuthentication):
 
     def authenticate_header(self, request) -> str:
         return f'{self.keyword} realm="synapse"'
-
-
-def is_human(user) -> bool:
-    """True for a signed-in person (JWT or session), false for agents and anonymous."""
-    return bool(user and user.is_authenticated and not isinstance(user, MindAgent))

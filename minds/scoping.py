@@ -1,20 +1,21 @@
-"""Which mind a memory request acts on: one place, so no endpoint can forget to scope."""
+"""Which mind an API request acts on: one place, so no endpoint can forget to scope."""
 
 from __future__ import annotations
 
 from rest_framework.exceptions import NotFound, ValidationError
+from rest_framework.request import Request
 
-from minds.authentication import MindAgent
+from minds.access import MindAgent, mind_for_person, only_mind_of
 from minds.models import Mind
 
 
-def mind_for_request(request) -> Mind:
-    """The mind of a Mind Key, or the user's mind named by `?mind=` / `X-Mind-Id`.
+def mind_for_request(request: Request) -> Mind:
+    """The mind of a Mind Key, or the person's mind named by `?mind=` / `X-Mind-Id`.
 
-    A user with exactly one mind may omit it. A mind the user does not own answers 404,
-    like one that does not exist.
+    A person with exactly one mind may omit it. A mind they may not reach answers 404, like
+    one that does not exist.
     """
-    cached = getattr(request, "_synapse_mind", None)
+    cached: Mind | None = getattr(request, "_synapse_mind", None)
     if cached is not None:
         return cached
     user = request.user
@@ -22,23 +23,22 @@ def mind_for_request(request) -> Mind:
         mind = user.mind
     else:
         mind_id = request.query_params.get("mind") or request.headers.get("X-Mind-Id")
-        owned = Mind.objects.owned_by(user)
         if mind_id:
-            # An id with NUL matches no mind (and PostgreSQL cannot even compare it).
-            mind = None if "\x00" in mind_id else owned.filter(pk=mind_id.strip()).first()
-            if mind is None:
+            found = mind_for_person(user=user, mind_id=mind_id)
+            if found is None:
                 raise NotFound("No mind with this id is yours.")
+            mind = found
         else:
-            candidates = list(owned[:2])
-            if len(candidates) != 1:
+            only, count = only_mind_of(user=user)
+            if only is None:
                 raise ValidationError(
                     {
                         "mind": [
                             "Name the mind with ?mind=m_… or the X-Mind-Id header "
-                            f"(you have {'no' if not candidates else 'several'} minds)."
+                            f"(you have {'no' if count == 0 else 'several'} minds)."
                         ]
                     }
                 )
-            mind = candidates[0]
-    request._synapse_mind = mind
+            mind = only
+    request._synapse_mind = mind  # type: ignore[attr-defined]
     return mind

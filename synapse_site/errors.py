@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import logging
+from typing import Any
 
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
 from django.core.exceptions import RequestDataTooBig
-from django.http import Http404, JsonResponse
+from django.http import Http404, HttpRequest, JsonResponse
 from rest_framework import exceptions, status
 from rest_framework.response import Response
-from rest_framework.views import exception_handler
+from rest_framework.views import exception_handler, set_rollback
+
+from memories import errors as core
+from synapse_site.faces import HTML_FACES, face_of
 
 logger = logging.getLogger(__name__)
 
@@ -62,7 +66,26 @@ def _fields(detail) -> dict[str, list]:
     return {"non_field_errors": _flatten(detail)}
 
 
-def api_exception_handler(exc, context):
+# The core's own errors (memories/errors.py), by the status each answers with.
+CORE_STATUS = {
+    core.Invalid: status.HTTP_400_BAD_REQUEST,
+    core.Forbidden: status.HTTP_403_FORBIDDEN,
+    core.NotFound: status.HTTP_404_NOT_FOUND,
+    core.Conflict: status.HTTP_409_CONFLICT,
+    core.TooLarge: status.HTTP_413_REQUEST_ENTITY_TOO_LARGE,
+}
+
+
+def core_error_response(exc: core.CoreError) -> Response:
+    fields = exc.fields if isinstance(exc, core.Invalid) else None
+    code = next((code for cls, code in CORE_STATUS.items() if isinstance(exc, cls)), 400)
+    return Response(error_body(exc.code, exc.detail, fields), status=code)
+
+
+def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
+    if isinstance(exc, core.CoreError):
+        set_rollback()
+        return core_error_response(exc)
     if isinstance(exc, RequestDataTooBig):
         exc = PayloadTooLarge()
     elif isinstance(exc, Http404):
@@ -95,9 +118,8 @@ def api_exception_handler(exc, context):
     return response
 
 
-def _wants_json(request) -> bool:
-    path = request.path
-    if path.startswith(("/admin", "/dashboard", "/accounts")):
+def _wants_json(request: HttpRequest) -> bool:
+    if face_of(request.path) in HTML_FACES:
         return False
     accept = request.headers.get("Accept", "")
     return "text/html" not in accept or "application/json" in accept

@@ -15,7 +15,7 @@ def random_id(prefix: str, length: int = 20) -> str:
     """`prefix` + `length` random characters (20 of 36 symbols is about 103 bits).
 
     One draw from the whole id space, written in base 36: uniform like drawing each
-    character separately, at a seventh of the cost (bulk sync makes an id per memory).
+    character separately, for less work (bulk sync makes an id per memory).
     """
     number = secrets.randbelow(len(ID_ALPHABET) ** length)
     chars = []
@@ -33,8 +33,7 @@ def random_ids(prefix: str, count: int, length: int = 20) -> list[str]:
     83 bits) after a random shared start. What the shared start buys is locality. Indexes
     keyed by the id (the primary key, the audit rows' and the tag rows' memory id) then take
     a batch's ids as one run in one place, instead of one at a random spot each: a bulk sync
-    of 1,000 memories changes a few index pages instead of hundreds, and writes (and later
-    checkpoints) less than half the bytes.
+    changes a few index pages instead of one per memory (docs/performance.md).
     """
     if count <= 1:
         return [random_id(prefix, length) for _ in range(count)]

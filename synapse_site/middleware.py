@@ -7,6 +7,7 @@ from django.core.handlers.wsgi import LimitedStream
 from django.http import JsonResponse
 
 from synapse_site.errors import error_body
+from synapse_site.faces import HTML_FACES, face_of
 
 
 def _too_large(detail: str) -> JsonResponse:
@@ -77,16 +78,16 @@ class SingleQueryValueMiddleware:
 
     Every API parameter takes one value; silently picking one of several hides a client's
     mistake and lets a parameter be smuggled past whatever looked at the other copy. The
-    dashboard and the admin read their forms themselves and are left alone.
+    pages for people read their forms themselves and are left alone, as are static files.
     """
 
-    EXEMPT = ("/admin/", "/dashboard/", "/accounts/", "/static/")
+    EXEMPT = HTML_FACES | {"static"}
 
     def __init__(self, get_response):
         self.get_response = get_response
 
     def __call__(self, request):
-        if not request.path.startswith(self.EXEMPT):
+        if face_of(request.path) not in self.EXEMPT:
             repeated = sorted(k for k, values in request.GET.lists() if len(values) > 1)
             if repeated:
                 fields = {name: ["Given more than once; give it once."] for name in repeated}
@@ -115,7 +116,7 @@ class ContentSecurityPolicyMiddleware:
         "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
         "object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
     )
-    EXEMPT = ("/admin/", "/api/docs")
+    EXEMPT = frozenset({"admin", "api_docs"})
 
     def __init__(self, get_response):
         self.get_response = get_response
@@ -123,6 +124,6 @@ class ContentSecurityPolicyMiddleware:
     def __call__(self, request):
         response = self.get_response(request)
         is_html = response.get("Content-Type", "").startswith("text/html")
-        if is_html and not request.path.startswith(self.EXEMPT):
+        if is_html and face_of(request.path) not in self.EXEMPT:
             response.headers.setdefault("Content-Security-Policy", self.POLICY)
         return response

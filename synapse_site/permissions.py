@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from rest_framework.permissions import BasePermission
 
-from minds.authentication import is_human
+from minds.access import is_human
 
 
 class IsHuman(BasePermission):

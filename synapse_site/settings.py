@@ -263,6 +263,14 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = env_int("SYNAPSE_MAX_BODY_BYTES", 1024 * 1024)
 # --- Static files, i18n, security -----------------------------------------------------------
 
 STATIC_URL = "/static/"
+# Where each face lives (synapse_site/faces.py); the API answers every other path.
+FACE_PREFIXES = {
+    "admin": "/admin/",
+    "dashboard": "/dashboard/",
+    "accounts": "/accounts/",
+    "static": STATIC_URL,
+    "api_docs": "/api/docs",
+}
 STATIC_ROOT = BASE_DIR / "staticfiles"
 STATICFILES_DIRS = [BASE_DIR / "static"]
 STORAGES = {

@@ -13,7 +13,7 @@ from __future__ import annotations
 from rest_framework.settings import api_settings
 from rest_framework.throttling import SimpleRateThrottle
 
-from minds.authentication import MindAgent
+from minds.access import MindAgent
 
 
 class SettingsRateMixin:

@@ -1,3 +1,4 @@
+from django.conf import settings
 from django.contrib import admin
 from django.urls import include, path, re_path
 from django.views.generic import RedirectView
@@ -8,6 +9,7 @@ from minds.api import MindViewSet
 from synapse_site import views
 from synapse_site.routers import OptionalSlashRouter
 
+FACES = settings.FACE_PREFIXES
 router = OptionalSlashRouter()
 router.register("minds", MindViewSet, basename="mind")
 
@@ -19,12 +21,12 @@ urlpatterns = [
     re_path(r"^token/refresh/?$", RefreshView.as_view(), name="token-refresh"),
     re_path(r"^api/schema/?$", SpectacularAPIView.as_view(), name="schema"),
     re_path(r"^api/docs/?$", SpectacularSwaggerView.as_view(url_name="schema"), name="api-docs"),
-    path("admin/", admin.site.urls),
-    path("accounts/", include("dashboard.account_urls")),
-    path("dashboard/", include("dashboard.urls")),
-    path("dashboard", RedirectView.as_view(url="/dashboard/")),
+    path(FACES["admin"].lstrip("/"), admin.site.urls),
+    path(FACES["accounts"].lstrip("/"), include("dashboard.account_urls")),
+    path(FACES["dashboard"].lstrip("/"), include("dashboard.urls")),
+    path(FACES["dashboard"].strip("/"), RedirectView.as_view(url=FACES["dashboard"])),
     path("", include("mcp_server.urls")),
-    path("", include("memories.urls")),
+    path("", include("memories.api.urls")),
     path("", include(router.urls)),
 ]
 

@@ -4,12 +4,20 @@ from __future__ import annotations
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
+from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods, require_POST
 
-from dashboard import selectors
 from dashboard.forms import MindForm
-from memories.selectors import memory_expiring
+from dashboard.views.common import own_mind
+from memories.selectors import (
+    EXPIRING_SOON,
+    expiring_filters,
+    memory_counts,
+    memory_list,
+    memory_overview,
+    minds_with_counts,
+)
 from minds import services
 from minds.models import Mind
 
@@ -35,14 +43,18 @@ def base_url(request) -> str:
 
 
 @login_required
-def mind_list(request):
-    minds = selectors.mind_list_for_owner(owner=request.user)
-    return render(request, "dashboard/mind_list.html", {"minds": minds})
+def mind_list(request: HttpRequest) -> HttpResponse:
+    minds = minds_with_counts(owner=request.user)
+    return render(
+        request,
+        "dashboard/mind_list.html",
+        {"minds": minds, "expiring_days": EXPIRING_SOON.days},
+    )
 
 
 @login_required
 @require_http_methods(["GET", "POST"])
-def mind_new(request):
+def mind_new(request: HttpRequest) -> HttpResponse:
     form = MindForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
         mind, raw_key = services.mind_create(
@@ -56,8 +68,8 @@ def mind_new(request):
 
 
 @login_required
-def mind_key(request, mind_id: str):
-    mind = selectors.mind_get_for_owner(owner=request.user, mind_id=mind_id)
+def mind_key(request: HttpRequest, mind_id: str) -> HttpResponse:
+    mind = own_mind(request, mind_id)
     raw_key = _take_key(request, mind)
     response = render(
         request,
@@ -70,17 +82,21 @@ def mind_key(request, mind_id: str):
 
 
 @login_required
-def mind_overview(request, mind_id: str):
-    mind = selectors.mind_get_for_owner(owner=request.user, mind_id=mind_id)
-    stats = selectors.mind_stats(mind=mind)
+def mind_overview(request: HttpRequest, mind_id: str) -> HttpResponse:
+    mind = own_mind(request, mind_id)
+    stats = memory_overview(mind=mind)
+    expiring = memory_list(
+        mind=mind, filters=expiring_filters(within=EXPIRING_SOON), sort="expires", limit=10
+    )
     return render(
         request,
         "dashboard/mind_overview.html",
         {
             "mind": mind,
             "stats": stats,
-            "expiring": memory_expiring(mind=mind, within=selectors.EXPIRING_WITHIN, limit=10)[0],
-            "review_count": stats.unverified,
+            "expiring": expiring.memories,
+            "expiring_days": EXPIRING_SOON.days,
+            "review_count": stats.counts["unverified"],
             "base_url": base_url(request),
         },
     )
@@ -88,8 +104,8 @@ def mind_overview(request, mind_id: str):
 
 @login_required
 @require_POST
-def mind_rotate(request, mind_id: str):
-    mind = selectors.mind_get_for_owner(owner=request.user, mind_id=mind_id)
+def mind_rotate(request: HttpRequest, mind_id: str) -> HttpResponse:
+    mind = own_mind(request, mind_id)
     raw_key = services.mind_rotate_key(mind=mind)
     _remember_key(request, mind, raw_key)
     messages.success(request, "New Mind Key made. The old key stopped working.")
@@ -98,8 +114,8 @@ def mind_rotate(request, mind_id: str):
 
 @login_required
 @require_POST
-def mind_revoke(request, mind_id: str):
-    mind = selectors.mind_get_for_owner(owner=request.user, mind_id=mind_id)
+def mind_revoke(request: HttpRequest, mind_id: str) -> HttpResponse:
+    mind = own_mind(request, mind_id)
     services.mind_revoke_key(mind=mind)
     messages.success(request, "Mind Key revoked: no agent can reach this mind until you rotate.")
     return redirect("dashboard:mind-settings", mind_id=mind.pk)
@@ -107,8 +123,8 @@ def mind_revoke(request, mind_id: str):
 
 @login_required
 @require_http_methods(["GET", "POST"])
-def mind_settings(request, mind_id: str):
-    mind = selectors.mind_get_for_owner(owner=request.user, mind_id=mind_id)
+def mind_settings(request: HttpRequest, mind_id: str) -> HttpResponse:
+    mind = own_mind(request, mind_id)
     initial = {"name": mind.name, "description": mind.description}
     form = MindForm(request.POST or None, initial=initial)
     if request.method == "POST" and form.is_valid():
@@ -122,12 +138,12 @@ def mind_settings(request, mind_id: str):
 
 @login_required
 @require_http_methods(["GET", "POST"])
-def mind_delete_confirm(request, mind_id: str):
-    mind = selectors.mind_get_for_owner(owner=request.user, mind_id=mind_id)
+def mind_delete_confirm(request: HttpRequest, mind_id: str) -> HttpResponse:
+    mind = own_mind(request, mind_id)
     if request.method == "POST":
         name = mind.name
         services.mind_delete(mind=mind)
         messages.success(request, f"Deleted the mind “{name}” and all its memories.")
         return redirect("dashboard:minds")
-    count = mind.memories.count()
+    count = memory_counts(mind=mind)["total"]
     return render(request, "dashboard/mind_delete.html", {"mind": mind, "count": count})

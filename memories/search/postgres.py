@@ -35,12 +35,12 @@ keeps both equal. Why each choice:
 
 from __future__ import annotations
 
-import json
 import string
 from datetime import datetime
 
-from django.db import DEFAULT_DB_ALIAS, connections, transaction
+from django.db import DEFAULT_DB_ALIAS, connection, connections, transaction
 
+from memories.filters import MemoryFilters, order_sql
 from memories.models import Memory
 from memories.search.query import MIN_PREFIX_CHARS, ParsedQuery, Term
 from memories.search.sqlite import (
@@ -202,10 +202,9 @@ _RANK_WEIGHTS = (
     f"'{{{WEIGHTS['content'] / _TOP:.4f}, 0.0, "
     f"{WEIGHTS['tags'] / _TOP:.4f}, {WEIGHTS['key'] / _TOP:.4f}}}'"
 )
-# ts_rank divides by the document's length (flag 2), as bm25 discounts long documents. On
-# bench/search_eval.py's 60 questions: hit@3 0.950 / MRR@10 0.889 (SQLite's bm25: 0.950 /
-# 0.894); flag 1 (1 + log length) 0.933 / 0.889, none 0.917 / 0.869, ts_rank_cd at best
-# 0.950 / 0.878.
+# ts_rank divides by the document's length (flag 2), as bm25 discounts long documents: the
+# closest to SQLite's ranking on bench/search_eval.py of the normalizations tried
+# (docs/performance.md).
 _RANK_NORMALIZATION = 2
 _TSQUERY = f"to_tsquery('{CONFIG}', %s)"
 _HEADLINE = (
@@ -213,8 +212,8 @@ _HEADLINE = (
     f"MinWords={SNIPPET_TOKENS // 2}, ShortWord=0, MaxFragments=1"
 )
 
-# `matched` ranks every match of the mind and is counted for `total`; `page` keeps the best
-# `limit`; only those get headlines (ts_headline re-parses the text). The tsquery is written
+# `matched` ranks every match of the mind and is counted for `total`; `page` keeps the rows
+# shown; only those get headlines (ts_headline re-parses the text). The tsquery is written
 # out where it is used (not joined from a CTE) so the planner sees a constant it can take
 # to the GIN index. Equal scores (rare): the newer memory first, as on SQLite.
 SEARCH_SQL = f"""
@@ -226,7 +225,7 @@ WITH matched AS MATERIALIZED (
     WHERE m.mind_id = %s AND m.{VECTOR_COLUMN} @@ {_TSQUERY} /*filters*/
 ),
 page AS MATERIALIZED (
-    SELECT * FROM matched ORDER BY hit_rank DESC, hit_created DESC, hit_id DESC LIMIT %s
+    SELECT matched.* FROM matched /*page_join*/ ORDER BY /*order*/ LIMIT %s OFFSET %s
 )
 SELECT {_COLUMNS}, page.hit_rank AS search_score,
        (SELECT count(*) FROM matched) AS search_total,
@@ -237,40 +236,56 @@ SELECT {_COLUMNS}, page.hit_rank AS search_score,
            AS search_key
 FROM page JOIN memories_memory AS m ON m.id = page.hit_id
 CROSS JOIN (SELECT {_TSQUERY} AS query) AS q
-ORDER BY page.hit_rank DESC, page.hit_created DESC, page.hit_id DESC
+ORDER BY /*final_order*/
 """
+RANK_ORDER = "hit_rank DESC, hit_created DESC, hit_id DESC"
+PAGE_RANK_ORDER = "page.hit_rank DESC, page.hit_created DESC, page.hit_id DESC"
+COUNT_SQL = (
+    f"SELECT count(*) FROM memories_memory AS m "
+    f"WHERE m.mind_id = %s AND m.{VECTOR_COLUMN} @@ {_TSQUERY} /*filters*/"
+)
 
 
 def search(
     *,
     mind_id: str,
     parsed: ParsedQuery,
-    tag: str | None,
-    category: str | None,
-    include_expired: bool,
+    filters: MemoryFilters,
+    sort: str | None,
     limit: int,
+    offset: int,
     now: datetime,
 ) -> Hits:
-    """Run one search: the only place a tsquery is executed, every value a bound parameter."""
+    """Run one search: the only place a tsquery is executed, every value a bound parameter.
+
+    Best match first, or in the order SORTS[sort] names.
+    """
     expression = to_tsquery_text(parsed)
     if not expression:  # only punctuation-like words: nothing can match
         return Hits([], 0)
-    filters, params = [], []
-    if category:
-        filters.append("AND m.category = %s")
-        params.append(category)
-    if tag:
-        filters.append("AND m.tags @> %s::jsonb")
-        params.append(json.dumps([tag]))
-    if not include_expired:
-        filters.append("AND (m.expires_at IS NULL OR m.expires_at > %s)")
-        params.append(now)
-    sql = SEARCH_SQL.replace("/*filters*/", " ".join(filters))
+    where, params = filters.sql(now=now, db=connection)
+    if sort is None:
+        page_join, order, final_order = "", RANK_ORDER, PAGE_RANK_ORDER
+    else:
+        page_join = "JOIN memories_memory AS m ON m.id = matched.hit_id"
+        order = final_order = order_sql(sort)
+    sql = (
+        SEARCH_SQL.replace("/*filters*/", where)
+        .replace("/*page_join*/", page_join)
+        .replace("/*order*/", order)
+        .replace("/*final_order*/", final_order)
+    )
     rows = list(
-        Memory.objects.raw(sql, [expression, mind_id, expression, *params, limit, expression])
+        Memory.objects.raw(
+            sql, [expression, mind_id, expression, *params, limit, offset, expression]
+        )
     )
     for memory in rows:
         memory.search_snippet = _snippet(memory)
+    if not rows and offset:  # past the last page: still say how many there are
+        with connection.cursor() as cursor:
+            cursor.execute(COUNT_SQL.replace("/*filters*/", where), [mind_id, expression, *params])
+            return Hits([], cursor.fetchone()[0])
     return Hits(rows, rows[0].search_total if rows else 0)
 
 

@@ -29,8 +29,7 @@ repeated here so `manage.py search_index --rebuild` can restore it, a test keeps
   database but rare in this mind costs about as much as its matches in this mind, not all
   of its matches. bm25 gives that column weight 0 and user terms are limited to the other
   columns. The SQL still filters `m.mind_id = %s`, so the token is an accelerator, never
-  the only guard. bench/bench_search.py, a word in 30% of 100,000 memories but in 5 of
-  this mind's 10,000: 1.3 ms with the token, 24 ms filtering by mind after the join.
+  the only guard (docs/performance.md has its measured effect).
 - Snippets mark matched words with « and »: one character each, rare in notes and code
   (square brackets are common in both), and unambiguous to a model reading the JSON.
   When only the key or the tags matched, the snippet is the key with its words marked.
@@ -44,6 +43,7 @@ from datetime import datetime
 
 from django.db import DEFAULT_DB_ALIAS, connection, connections, transaction
 
+from memories.filters import MemoryFilters, order_sql
 from memories.models import Memory
 from memories.search.query import ParsedQuery, to_fts5
 
@@ -55,10 +55,8 @@ TRIGGER_NAMES = ("memories_memory_fts_ai", "memories_memory_fts_ad", "memories_m
 # more than a word the content mentions in passing. Only modestly more: keys also carry the
 # category prefix ("preference_…", "project_…"), which matches generic question words
 # ("prefer", "project"), and a strong boost lets those outrank the content that answers.
-# bench/search_eval.py prints this choice beside equal weights and a strong 4/3/1 boost:
-# on its 60 questions hit@3 0.950 / MRR 0.894 here, 0.950 / 0.878 equal, 0.933 / 0.893
-# for 4/3/1: small differences on a small set, in favour of a modest boost.
-# The mind token scores nothing: every candidate has it.
+# bench/search_eval.py compares this choice with equal weights and a strong boost
+# (docs/performance.md). The mind token scores nothing: every candidate has it.
 WEIGHTS = {"key": 1.5, "tags": 1.5, "content": 1.0}
 
 SNIPPET_OPEN = "«"
@@ -117,17 +115,16 @@ DROP_SQL = (
 )
 
 # Three steps: `matched` ranks every match of the mind (bm25 must run where the MATCH is)
-# and is counted for `total`; `page` keeps the best `limit`; only those get a snippet,
-# which re-reads and re-tokenizes the text. CROSS JOIN fixes the join order: the index
-# drives, each hit is fetched by rowid. (Letting SQLite start from the mind's rows would
-# run the MATCH once per memory of the mind.)
+# and is counted for `total`; `page` keeps the rows shown; only those get a snippet, which
+# re-reads and re-tokenizes the text. CROSS JOIN fixes the join order: the index drives,
+# each hit is fetched by rowid. (Letting SQLite start from the mind's rows would run the
+# MATCH once per memory of the mind.)
 #
 # Snippets need the MATCH in the query that computes them. Two ways, same rows and order:
 # - by rowid: the expression is evaluated once per page row, seeking to that rowid: cheap
-#   for whole words, but FTS5 re-expands a prefix (`deplo*`) over the whole index each
-#   time (about 40 ms for 20 rows of a 10,000-memory mind in a 100,000-memory database);
+#   for whole words, but FTS5 re-expands a prefix (`deplo*`) over the whole index each time;
 # - in one pass: evaluate the expression once more over all the mind's matches and keep
-#   the page's rows (about 18 ms there, but slower than by rowid for whole words).
+#   the page's rows.
 # `search` picks by-rowid unless the query has a prefix term.
 _SEARCH_HEAD = f"""
 WITH matched AS MATERIALIZED (
@@ -137,22 +134,24 @@ WITH matched AS MATERIALIZED (
     WHERE {FTS_TABLE} MATCH %s AND m.mind_id = %s {{filters}}
 ),
 page AS MATERIALIZED (
-    SELECT hit_rowid, hit_rank FROM matched ORDER BY hit_rank, hit_rowid DESC LIMIT %s
+    SELECT hit_rowid, hit_rank FROM matched {{page_join}}
+    ORDER BY {{order}} LIMIT %s OFFSET %s
 )
 SELECT m.*, -page.hit_rank AS search_score, (SELECT count(*) FROM matched) AS search_total,
        snippet({FTS_TABLE}, 2, '{SNIPPET_OPEN}', '{SNIPPET_CLOSE}', '{SNIPPET_ELLIPSIS}',
                {SNIPPET_TOKENS}) AS search_snippet,
        highlight({FTS_TABLE}, 0, '{SNIPPET_OPEN}', '{SNIPPET_CLOSE}') AS search_key
 """
-# Equal scores (rare: same words, same lengths): the newer memory first.
-_SEARCH_ORDER = "ORDER BY page.hit_rank, page.hit_rowid DESC"
+# Best match first; equal scores (rare: same words, same lengths): the newer memory first.
+RANK_ORDER = "hit_rank, hit_rowid DESC"
+PAGE_RANK_ORDER = "page.hit_rank, page.hit_rowid DESC"
 
 SEARCH_SQL_BY_ROWID = f"""{_SEARCH_HEAD}
 FROM page
 CROSS JOIN {FTS_TABLE} ON {FTS_TABLE}.rowid = page.hit_rowid
 CROSS JOIN memories_memory AS m ON m.rowid = page.hit_rowid
 WHERE {FTS_TABLE} MATCH %s
-{_SEARCH_ORDER}
+ORDER BY {{final_order}}
 """
 
 SEARCH_SQL_ONE_PASS = f"""{_SEARCH_HEAD}
@@ -160,7 +159,7 @@ FROM {FTS_TABLE}
 CROSS JOIN page ON page.hit_rowid = {FTS_TABLE}.rowid
 CROSS JOIN memories_memory AS m ON m.rowid = page.hit_rowid
 WHERE {FTS_TABLE} MATCH %s
-{_SEARCH_ORDER}
+ORDER BY {{final_order}}
 """
 
 
@@ -173,9 +172,8 @@ class Hits:
 def match_expression(*, mind_id: str, parsed: ParsedQuery, tag: str | None = None) -> str:
     """The whole MATCH: the mind's token AND (the tag's words in `tags`) AND the user query.
 
-    The tag part only narrows early (4x faster with a tag on a common word); the exact tag
-    test is the json_each filter in SQL, since "docker compose" also matches the tags
-    ["docker", "compose"].
+    The tag part only narrows early; the exact tag test is the filter in SQL, since
+    "docker compose" also matches the tags ["docker", "compose"].
     """
     token = mind_token(mind_id).replace('"', '""')
     narrow = ""
@@ -188,31 +186,44 @@ def search(
     *,
     mind_id: str,
     parsed: ParsedQuery,
-    tag: str | None,
-    category: str | None,
-    include_expired: bool,
+    filters: MemoryFilters,
+    sort: str | None,
     limit: int,
+    offset: int,
     now: datetime,
 ) -> Hits:
-    """Run one search: the only place a MATCH is executed, every value a bound parameter."""
-    expression = match_expression(mind_id=mind_id, parsed=parsed, tag=tag)
-    filters, params = [], []
-    if category:
-        filters.append("AND m.category = %s")
-        params.append(category)
-    if tag:
-        filters.append("AND EXISTS (SELECT 1 FROM json_each(m.tags) AS t WHERE t.value = %s)")
-        params.append(tag)
-    if not include_expired:
-        filters.append("AND (m.expires_at IS NULL OR m.expires_at > %s)")
-        params.append(connection.ops.adapt_datetimefield_value(now))
+    """Run one search: the only place a MATCH is executed, every value a bound parameter.
+
+    Best match first, or in the order SORTS[sort] names.
+    """
+    expression = match_expression(mind_id=mind_id, parsed=parsed, tag=filters.tag)
+    where, params = filters.sql(now=now, db=connection)
     has_prefix = any(term.prefix for term in parsed.terms)
     template = SEARCH_SQL_ONE_PASS if has_prefix else SEARCH_SQL_BY_ROWID
-    sql = template.format(filters=" ".join(filters), **WEIGHTS)
-    rows = list(Memory.objects.raw(sql, [expression, mind_id, *params, limit, expression]))
+    if sort is None:
+        page_join, order, final_order = "", RANK_ORDER, PAGE_RANK_ORDER
+    else:
+        page_join = "CROSS JOIN memories_memory AS m ON m.rowid = matched.hit_rowid"
+        order = final_order = order_sql(sort)
+    sql = template.format(
+        filters=where, page_join=page_join, order=order, final_order=final_order, **WEIGHTS
+    )
+    rows = list(Memory.objects.raw(sql, [expression, mind_id, *params, limit, offset, expression]))
     for memory in rows:
         memory.search_snippet = _snippet(memory)
+    if not rows and offset:  # past the last page: still say how many there are
+        return Hits([], _count(expression, mind_id, where, params))
     return Hits(rows, rows[0].search_total if rows else 0)
+
+
+def _count(expression: str, mind_id: str, where: str, params: list) -> int:
+    sql = (
+        f"SELECT count(*) FROM {FTS_TABLE} CROSS JOIN memories_memory AS m "
+        f"ON m.rowid = {FTS_TABLE}.rowid WHERE {FTS_TABLE} MATCH %s AND m.mind_id = %s {where}"
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [expression, mind_id, *params])
+        return cursor.fetchone()[0]
 
 
 def _snippet(memory: Memory) -> str:

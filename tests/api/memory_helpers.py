@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from datetime import datetime
 
+from memories.actors import Actor
 from memories.models import Memory
-from memories.services import Actor, memory_upsert
+from memories.services import memory_upsert
 
 AGENT = Actor(kind="agent", name="mk_test")
 PERSON = Actor(kind="user", name="owner@example.com")

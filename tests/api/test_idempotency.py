@@ -147,7 +147,7 @@ def test_concurrent_requests_with_one_key_write_once(owner, owner_mind):
 
 def test_losing_the_record_insert_rolls_back_the_write_and_replays(agent, monkeypatch):
     """The path PostgreSQL takes when two requests pass the lookup at once."""
-    from memories import idempotency
+    from memories.api import idempotency
 
     first = post(agent)
     real_find = idempotency._find

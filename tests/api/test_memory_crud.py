@@ -9,8 +9,9 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
+from memories.actors import Actor
 from memories.models import Memory, MemoryEvent, MemoryTag
-from memories.services import Actor, memory_upsert
+from memories.services import memory_upsert
 from minds.services import mind_create
 
 AGENT = Actor(kind="agent", name="mk_test")

@@ -7,16 +7,24 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
+from memories.actors import Actor
 from memories.models import Memory
 from memories.search.query import MAX_QUERY_CHARS
+from memories.services import memory_upsert
 
 URL = "/memory/search"
 
 
 def remember(mind, key, content, *, category="note", tags=(), **extra) -> Memory:
-    return Memory.objects.create(
-        mind=mind, category=category, key=key, content=content, tags=list(tags), **extra
-    )
+    return memory_upsert(
+        mind=mind,
+        actor=Actor.system(),
+        category=category,
+        key=key,
+        content=content,
+        tags=list(tags),
+        **extra,
+    ).memory
 
 
 def keys(response) -> list[str]:

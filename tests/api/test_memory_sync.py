@@ -6,7 +6,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from memories.models import Memory, MemoryEvent, MemoryTag
-from memories.services import derive_key
+from memories.rules import derive_key
 from tests.api.memory_helpers import PERSON, assert_invalid, remember
 
 

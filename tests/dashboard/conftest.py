@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 from django.test import Client
 
-from memories.services import Actor, memory_upsert
+from memories.actors import Actor
+from memories.services import memory_upsert
 
 AGENT = Actor(kind="agent", name="mk_testagent")
 

@@ -1,6 +1,7 @@
 import pytest
 
-from memories.services import Actor, memory_delete, memory_verify
+from memories.actors import Actor
+from memories.services import memory_delete, memory_verify
 from tests.dashboard.conftest import agent_store
 
 pytestmark = pytest.mark.django_db

@@ -4,8 +4,9 @@ import pytest
 from django.test import Client
 from django.utils import timezone
 
+from memories.actors import Actor
 from memories.models import Memory, MemoryEvent, Priority
-from memories.services import Actor, memory_upsert
+from memories.services import memory_upsert
 from tests.dashboard.conftest import AGENT, agent_store
 
 pytestmark = pytest.mark.django_db
@@ -187,7 +188,7 @@ def test_edit_keeps_seconds_of_an_untouched_expiry(web, mind):
     form = {
         **initial,
         "priority": "high",
-        "expires_at": initial["expires_at"].strftime("%Y-%m-%dT%H:%M"),
+        "expires_at": initial["expires_at"],
     }
     web.post(url, form)
     memory.refresh_from_db()

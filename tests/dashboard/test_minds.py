@@ -3,8 +3,9 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
+from memories.actors import Actor
 from memories.models import Memory
-from memories.services import Actor, memory_upsert
+from memories.services import memory_upsert
 from minds.models import Mind
 from tests.conftest import bearer_client
 from tests.dashboard.conftest import agent_store
@@ -25,7 +26,7 @@ def test_list_shows_own_minds_with_counts(web, mind, stranger_mind):
     assert response.status_code == 200
     [row] = response.context["minds"]
     assert row.pk == mind.pk
-    assert (row.total, row.expired, row.unverified, row.expiring) == (4, 1, 2, 1)
+    assert (row.total, row.expired, row.unverified, row.expiring_soon) == (4, 1, 2, 1)
     html = response.content.decode()
     assert "Olive&#x27;s Mind" in html and "Stranger" not in html
     assert "2 to review" in html and "(1 expired)" in html
@@ -123,7 +124,7 @@ def test_overview_draws_charts_as_inline_svg(web, mind):
     response = web.get(f"/dashboard/minds/{mind.pk}/")
     assert response.status_code == 200
     stats = response.context["stats"]
-    assert (stats.live, stats.verified, stats.unverified) == (3, 1, 2)
+    assert (stats.counts["live"], stats.counts["verified"], stats.counts["unverified"]) == (3, 1, 2)
     assert dict(stats.by_category)["skill"] == 2
     assert dict(stats.by_priority)["critical"] == 1
     assert sum(created for _, created, _ in stats.writes) == 3

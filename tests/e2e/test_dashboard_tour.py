@@ -13,8 +13,9 @@ import pytest
 from django.utils import timezone
 
 from accounts.models import User
+from memories.actors import Actor
 from memories.models import Memory, MemoryEvent
-from memories.services import Actor, memory_update, memory_upsert
+from memories.services import memory_update, memory_upsert
 from minds.services import mind_create
 
 expect = pytest.importorskip(
@@ -272,7 +273,7 @@ def test_review_by_keyboard_and_bulk_verify(page, live_server, month):
     assert Memory.objects.get(mind=month, key=top_key).verified
 
     # Tick everything left (the script reveals "Select all") and verify in one go.
-    waiting = Memory.objects.filter(mind=month, verified=False).live().count()
+    waiting = Memory.objects.filter(mind=month, verified=False).live(timezone.now()).count()
     assert waiting > 1
     page.get_by_label("Select all on this page").check()
     page.get_by_role("button", name="Verify selected").click()

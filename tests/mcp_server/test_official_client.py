@@ -116,7 +116,7 @@ def test_session_lists_and_calls_every_tool(live_server, owner_mind):
 
             bad = await session.call_tool("remember", {"category": "gossip", "content": "x"})
             assert bad.is_error is True
-            assert "category: must be one of" in bad.content[0].text
+            assert "category: Must be one of" in bad.content[0].text
             bad_forget = await session.call_tool("forget", {"id": created["id"]})
             assert bad_forget.is_error is True
             assert "No memory" in bad_forget.content[0].text

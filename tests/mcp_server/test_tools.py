@@ -9,8 +9,9 @@ import pytest
 from django.test import Client
 from django.utils import timezone
 
+from memories.actors import Actor
 from memories.models import Memory
-from memories.services import Actor, memory_upsert
+from memories.services import memory_upsert
 
 pytestmark = pytest.mark.django_db
 
@@ -131,8 +132,8 @@ def test_agent_edit_clears_verification(mcp, mind):
 @pytest.mark.parametrize(
     ("arguments", "fragment"),
     [
-        ({"category": "bogus", "content": "x"}, "category: must be one of: identity"),
-        ({"content": "x"}, "'category' is a required property"),
+        ({"category": "bogus", "content": "x"}, "category: Must be one of: identity"),
+        ({"content": "x"}, "category: This field is required."),
         ({"category": "fact", "content": "x", "colour": "red"}, "colour"),
         ({"category": "fact", "content": "x", "confidence": 2}, "confidence"),
         ({"category": "fact", "content": "x", "priority": "urgent"}, "priority"),

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from memories.actors import Actor
 from memories.models import Memory, MemoryEvent
-from memories.services import Actor, memory_upsert
+from memories.services import memory_upsert
 
 pytestmark = pytest.mark.django_db
 

@@ -11,10 +11,11 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.db import connection
 
+from memories.actors import Actor
 from memories.models import Memory
-from memories.search import memory_search
 from memories.search import sqlite as fts
-from memories.services import Actor, memory_delete, memory_update, memory_upsert
+from memories.selectors import memory_search
+from memories.services import memory_delete, memory_update, memory_upsert
 
 pytestmark = [pytest.mark.django_db, pytest.mark.sqlite_only]
 

@@ -6,15 +6,10 @@ from datetime import UTC, datetime
 
 import pytest
 
-from memories import services
+from memories.actors import Actor
 from memories.models import Memory, MemoryEvent, MemoryTag
-from memories.services import (
-    UNSET,
-    Actor,
-    ItemRefused,
-    memory_upsert,
-    memory_upsert_many,
-)
+from memories.rules import UNSET
+from memories.services import ItemRefused, memory_upsert, memory_upsert_many
 from minds.services import mind_create
 from synapse_site.ids import SHARED_LENGTH
 
@@ -99,55 +94,48 @@ def test_refused_items_are_reported_and_write_nothing(owner):
     )
     assert outcomes[0].action == "created"
     assert isinstance(outcomes[1], ItemRefused)
-    assert "content" in outcomes[1].error.detail
+    assert "content" in outcomes[1].error.fields
     assert Memory.objects.filter(mind=mind).count() == 1
 
 
-def test_a_concurrent_insert_falls_back_to_one_by_one(owner, monkeypatch):
-    """Another writer takes a key between our lookup and our bulk INSERT: no duplicate, no
-    error; that item becomes an update of the other writer's row."""
+def test_one_call_is_stamped_with_one_time(owner):
+    """Taken under the write lock: created, updated, verified and the audit row agree."""
     mind, _ = mind_create(owner=owner, name="m")
-    real_new_memory = services._new_memory
-    raced = []
+    outcomes = memory_upsert_many(
+        mind=mind,
+        actor=PERSON,
+        items=[{"category": "fact", "content": "x"}, {"category": "fact", "content": "y"}],
+    )
+    stamps = set()
+    for outcome in outcomes:
+        memory = Memory.objects.get(pk=outcome.memory.pk)
+        stamps |= {memory.created_at, memory.updated_at, memory.verified_at}
+        stamps.add(MemoryEvent.objects.get(memory_id=memory.pk).at)
+    assert len(stamps) == 1
 
-    def new_memory_after_a_rival(*, mind, actor, store, now, **kwargs):
-        if not raced:  # the rival commits its row for this key right after our lookup
-            raced.append(
-                Memory.objects.create(
-                    mind=mind, category=store.category, key=store.key, content="rival"
-                )
-            )
-        return real_new_memory(mind=mind, actor=actor, store=store, now=now, **kwargs)
 
-    monkeypatch.setattr(services, "_new_memory", new_memory_after_a_rival)
-    # SQLite serialises writers, so this race can only happen on PostgreSQL: take that path.
-    monkeypatch.setattr(services, "_writers_serialised", lambda: False)
+def test_an_item_repeating_a_key_applies_after_the_first(owner):
+    mind, _ = mind_create(owner=owner, name="m")
     outcomes = memory_upsert_many(
         mind=mind,
         actor=AGENT,
         items=[
-            {"category": "fact", "key": "contested", "content": "ours"},
-            {"category": "fact", "key": "free", "content": "f"},
+            {"category": "fact", "key": "k", "content": "first", "tags": ["a"]},
+            {"category": "fact", "key": "k", "content": "second", "tags": ["b"]},
+            {"category": "fact", "key": "k", "content": "second", "tags": ["b"]},
         ],
     )
-    assert [o.action for o in outcomes] == ["updated", "created"]
-    assert outcomes[0].memory.pk == raced[0].pk
-    assert Memory.objects.filter(mind=mind).count() == 2
-    assert Memory.objects.get(pk=raced[0].pk).content == "ours"
-
-
-def test_new_memories_carry_the_time_of_the_write_not_of_the_draft(owner, monkeypatch):
-    """Drafts are built before the write lock; what is stored is stamped under it."""
-    mind, _ = mind_create(owner=owner, name="m")
-    drafted, written = datetime(2026, 5, 1, tzinfo=UTC), datetime(2026, 5, 1, 0, 0, 1, tzinfo=UTC)
-    clock = [drafted, written]
-    monkeypatch.setattr(services.timezone, "now", lambda: clock.pop(0) if clock else written)
-    (outcome,) = memory_upsert_many(
-        mind=mind, actor=PERSON, items=[{"category": "fact", "content": "x"}]
-    )
-    memory = Memory.objects.get(pk=outcome.memory.pk)
-    assert memory.created_at == memory.updated_at == memory.verified_at == written
-    assert MemoryEvent.objects.get(memory_id=memory.pk).at == written
+    assert [(o.action, o.changed) for o in outcomes] == [
+        ("created", True),
+        ("updated", True),
+        ("updated", False),
+    ]
+    memory = Memory.objects.get(mind=mind)
+    assert (memory.content, memory.tags) == ("second", ["b"])
+    assert list(MemoryTag.objects.filter(mind=mind).values_list("tag", flat=True)) == ["b"]
+    events = MemoryEvent.objects.filter(mind=mind).order_by("id")
+    assert [e.action for e in events] == ["create", "update"]
+    assert events[1].changes["content"] == {"old": "first", "new": "second"}
 
 
 def test_the_new_memories_of_one_call_share_a_random_id_start(owner):

@@ -83,7 +83,7 @@ def test_rate_limit_off_disables_throttling(owner_mind, settings):
 def test_throttle_buckets_by_credential_kind(owner_mind, owner):
     from rest_framework.test import APIRequestFactory
 
-    from minds.authentication import MindAgent
+    from minds.access import MindAgent
     from synapse_site.throttling import CredentialRateThrottle
 
     request = APIRequestFactory().get("/")

@@ -9,9 +9,9 @@ out unless `include_expired=true`.
 
 from __future__ import annotations
 
-import contextlib
 import re
-from datetime import datetime, timedelta
+from collections.abc import Sequence
+from datetime import datetime
 from typing import Any
 
 from drf_spectacular.types import OpenApiTypes
@@ -23,22 +23,23 @@ from drf_spectacular.utils import (
 )
 from rest_framework import serializers, status, viewsets
 from rest_framework.decorators import action
-from rest_framework.exceptions import ValidationError
-from rest_framework.permissions import IsAuthenticated
+from rest_framework.exceptions import PermissionDenied
+from rest_framework.permissions import BasePermission, IsAuthenticated
+from rest_framework.request import Request
 from rest_framework.response import Response
 
-from memories import selectors, services
-from memories.idempotency import HEADER as IDEMPOTENCY_HEADER
-from memories.idempotency import idempotent
-from memories.models import Category, Memory, MemoryEvent, Priority, Source
-from memories.params import (
+from memories import audit, selectors, services
+from memories.actors import Actor
+from memories.api.idempotency import HEADER as IDEMPOTENCY_HEADER
+from memories.api.idempotency import idempotent
+from memories.api.params import (
     DURATION_FORMS,
     MAX_OFFSET,
-    normalize_tag,
     param_bool,
     param_category,
     param_choice,
     param_duration,
+    param_expired,
     param_limit,
     param_offset,
     param_priority,
@@ -46,17 +47,19 @@ from memories.params import (
     param_source,
     param_tag,
 )
-from memories.serialization import event_to_dict, iso, memory_to_dict
-from memories.serializers import (
-    STORE_BODY_FIELDS,
+from memories.api.serializers import (
     MemoryDeletedSerializer,
     MemoryListAnswerSerializer,
     MemorySerializer,
     MemoryStoreAnswerSerializer,
     MemoryUpdateSerializer,
     MemoryWriteSerializer,
-    ignored_fields,
 )
+from memories.errors import Invalid
+from memories.fields import CATEGORIES, PRIORITIES, SOURCES, event_to_dict, iso, memory_to_dict
+from memories.filters import MemoryFilters
+from memories.models import Memory, MemoryEvent
+from memories.rules import BULK_MAX_ITEMS, normalize_tag, parse_timestamp
 from minds.scoping import mind_for_request
 from synapse_site.permissions import IsHuman
 
@@ -84,10 +87,10 @@ ID_PARAM = OpenApiParameter(
 )
 LIST_PARAMS = [
     MIND_PARAM,
-    OpenApiParameter("category", str, enum=list(Category.values)),
+    OpenApiParameter("category", str, enum=list(CATEGORIES)),
     OpenApiParameter("tag", str, description="Case-insensitive."),
-    OpenApiParameter("priority", str, enum=[p.label for p in Priority]),
-    OpenApiParameter("source", str, enum=list(Source.values)),
+    OpenApiParameter("priority", str, enum=list(PRIORITIES)),
+    OpenApiParameter("source", str, enum=list(SOURCES)),
     OpenApiParameter("verified", bool),
     OpenApiParameter("include_expired", bool, description="Default false."),
     OpenApiParameter(
@@ -104,26 +107,25 @@ PAGE_PARAMS = [
     OpenApiParameter("include_expired", bool, description="Default false."),
     *LIST_PARAMS[-2:],
 ]
-EXPIRING_DEFAULT = timedelta(days=7)
 AUDIT_ACTIONS = list(MemoryEvent.Action.values)
 TAGS_LIMIT_DEFAULT = 1000
 TAGS_LIMIT_MAX = 10_000
 SINCE_HINT = "Unix epoch seconds or an ISO-8601 timestamp, e.g. the `until` of the last diff."
 
 
-def _page_params(params) -> tuple[int, int, bool]:
-    return (
-        param_limit(params, default=LIST_LIMIT_DEFAULT, maximum=LIST_LIMIT_MAX),
-        param_offset(params),
-        bool(param_bool(params, "include_expired", default=False)),
-    )
+def actor_for_request(request: Request) -> Actor:
+    """The actor behind an authenticated API request."""
+    actor = Actor.for_caller(request.user)
+    if actor is None:
+        raise PermissionDenied("This needs a Mind Key or a person's login.")
+    return actor
 
 
-def memory_page(memories: list[Memory], *, total: int, limit: int, offset: int) -> dict:
+def memory_page(page: selectors.MemoryPage, *, limit: int, offset: int) -> dict[str, Any]:
     """The answer of every memory list."""
     return {
-        "memories": [memory_to_dict(m) for m in memories],
-        "total": total,
+        "memories": [memory_to_dict(m) for m in page.memories],
+        "total": page.total,
         "limit": limit,
         "offset": offset,
     }
@@ -132,7 +134,7 @@ def memory_page(memories: list[Memory], *, total: int, limit: int, offset: int) 
 _EXPONENT_NUMBER = re.compile(r"[+-]?(\d+(\.\d*)?|\.\d+)[eE][+-]?\d+")
 
 
-def param_since(params) -> datetime:
+def param_since(params: Any) -> datetime:
     raw = param_required(params, "since", SINCE_HINT)
     if raw[-6:-5] == " " and ":" in raw[-5:]:
         raw = f"{raw[:-6]}+{raw[-5:]}"  # an unencoded "+00:00" arrives as " 00:00"
@@ -140,45 +142,26 @@ def param_since(params) -> datetime:
     if _EXPONENT_NUMBER.fullmatch(raw):
         value = float(raw)  # epoch seconds as a client's JSON encoder may write them: 1.7e9
     try:
-        since = services.parse_timestamp(value)
+        return parse_timestamp(value)
     except ValueError:
-        since = None
-    if since is None:
-        raise ValidationError({"since": [f"Must be {SINCE_HINT}; got {raw[:50]!r}."]})
-    return since
+        raise Invalid.one("since", f"Must be {SINCE_HINT}; got {raw[:50]!r}.") from None
 
 
-def sync_items(data: Any) -> list:
-    """The `memories` list of a sync body; anything else is a 400 naming `memories`."""
+def bulk_items(data: Any, *, hint: str) -> list[Any]:
+    """The `memories` list of a sync or import body; anything else is a 400 naming it."""
     items = data.get("memories") if isinstance(data, dict) else None
     if not isinstance(items, list):
-        raise ValidationError({"memories": ['Required: a list of memories, {"memories": [...]}.']})
-    if len(items) > services.SYNC_MAX_ITEMS:
-        raise ValidationError(
-            {
-                "memories": [
-                    f"At most {services.SYNC_MAX_ITEMS} memories per call, got {len(items)}: "
-                    "send them in several calls."
-                ]
-            }
-        )
+        raise Invalid.one("memories", f"Required: {hint}")
     return items
 
 
-def item_error(index: int, refused: services.ItemRefused) -> dict:
+def item_error(index: int, refused: services.ItemRefused) -> dict[str, Any]:
     """A refused bulk item, in the error shape of section 7 plus its index."""
-    detail = refused.error.detail
-    if not isinstance(detail, dict):
-        detail = {"non_field_errors": detail}
-    fields = {
-        str(name): [str(m) for m in (msgs if isinstance(msgs, list) else [msgs])]
-        for name, msgs in detail.items()
-    }
-    sentence = "; ".join(f"{name}: {msgs[0]}" for name, msgs in fields.items() if msgs)
-    return {"index": index, "error": "invalid", "detail": sentence, "fields": fields}
+    error = refused.error
+    return {"index": index, "error": error.code, "detail": error.detail, "fields": error.fields}
 
 
-def sync_answer(outcomes: list) -> dict:
+def sync_answer(outcomes: Sequence[services.UpsertResult | services.ItemRefused]) -> dict[str, Any]:
     """Counts, one result per stored item (in request order) and one error per refused one."""
     counts = {"created": 0, "updated": 0, "unchanged": 0}
     results, errors = [], []
@@ -186,10 +169,11 @@ def sync_answer(outcomes: list) -> dict:
         if isinstance(outcome, services.ItemRefused):
             errors.append(item_error(index, outcome))
             continue
-        action = outcome.action if outcome.changed else "unchanged"
-        counts[action] += 1
-        result = {"index": index, "id": outcome.memory.pk, "key": outcome.memory.key}
-        result["action"] = action
+        result_action = outcome.action if outcome.changed else "unchanged"
+        counts[result_action] += 1
+        result: dict[str, Any] = {"index": index, "id": outcome.memory.pk}
+        result["key"] = outcome.memory.key
+        result["action"] = result_action
         if outcome.warnings:
             result["warnings"] = outcome.warnings
         results.append(result)
@@ -259,13 +243,22 @@ class MemoryViewSet(viewsets.GenericViewSet):
     lookup_field = "id"
     lookup_value_regex = r"mem_[a-z0-9]+"
 
-    def get_permissions(self):
+    def get_permissions(self) -> Sequence[BasePermission]:
         if self.action in ("verify", "unverify"):
             return [IsAuthenticated(), IsHuman()]
         return super().get_permissions()
 
-    def _memory(self, request, memory_id: str) -> Memory:
+    def _memory(self, request: Request, memory_id: str) -> Memory:
         return selectors.memory_get(mind=mind_for_request(request), memory_id=memory_id)
+
+    def _list(self, request: Request, filters: MemoryFilters, sort: str | None = None) -> Response:
+        params = request.query_params
+        limit = param_limit(params, default=LIST_LIMIT_DEFAULT, maximum=LIST_LIMIT_MAX)
+        offset = param_offset(params)
+        page = selectors.memory_list(
+            mind=mind_for_request(request), filters=filters, sort=sort, limit=limit, offset=offset
+        )
+        return Response(memory_page(page, limit=limit, offset=offset))
 
     @extend_schema(
         summary="Store a memory (create, or update by category + key)",
@@ -273,72 +266,51 @@ class MemoryViewSet(viewsets.GenericViewSet):
         request=MemoryWriteSerializer,
         responses={201: MemoryStoreAnswerSerializer, 200: MemoryStoreAnswerSerializer},
     )
-    def create(self, request):
+    def create(self, request: Request) -> Response:
         mind = mind_for_request(request)
-        actor = services.actor_for_request(request)
+        actor = actor_for_request(request)
 
-        def store() -> tuple[int, dict]:
-            data = request.data
-            result = None
-            if isinstance(data, dict) and data.keys() <= STORE_BODY_FIELDS:
-                # The usual body goes straight to the services, whose rules are the
-                # serializer's (a serializer deep-copies its fields per request, ~0.15 ms).
-                # A refused one goes through the serializer below, which names every bad
-                # field at once, as it always has.
-                with contextlib.suppress(ValidationError):
-                    result = services.memory_store(mind=mind, actor=actor, body=data)
-            if result is None:
-                serializer = MemoryWriteSerializer(data=data, mind_id=mind.pk)
-                serializer.is_valid(raise_exception=True)
-                result = services.memory_upsert(
-                    mind=mind, actor=actor, **serializer.validated_for_service()
-                )
-            warnings = list(result.warnings)
-            if ignored := ignored_fields(data):
-                warnings.append(f"Ignored fields the server sets: {', '.join(ignored)}.")
-            body = {**memory_to_dict(result.memory), "action": result.action, "warnings": warnings}
+        def store() -> tuple[int, dict[str, Any]]:
+            result = services.memory_store(mind=mind, actor=actor, body=request.data)
+            body = {
+                **memory_to_dict(result.memory),
+                "action": result.action,
+                "warnings": result.warnings,
+            }
             code = status.HTTP_201_CREATED if result.action == "created" else status.HTTP_200_OK
             return code, body
 
         return idempotent(request, mind=mind, endpoint="memory.store", handler=store)
 
-    def list(self, request):
+    def list(self, request: Request) -> Response:
         params = request.query_params
-        limit = param_limit(params, default=LIST_LIMIT_DEFAULT, maximum=LIST_LIMIT_MAX)
-        offset = param_offset(params)
-        memories, total = selectors.memory_list(
-            mind=mind_for_request(request),
+        filters = MemoryFilters(
             category=param_category(params),
             tag=param_tag(params),
             priority=param_priority(params),
             source=param_source(params),
             verified=param_bool(params, "verified", default=None),
-            include_expired=bool(param_bool(params, "include_expired", default=False)),
-            limit=limit,
-            offset=offset,
+            expired=param_expired(params),
         )
-        return Response(memory_page(memories, total=total, limit=limit, offset=offset))
+        return self._list(request, filters)
 
-    def retrieve(self, request, id: str):
+    def retrieve(self, request: Request, id: str) -> Response:
         return Response(memory_to_dict(self._memory(request, id)))
 
-    def update(self, request, id: str):
-        memory = self._memory(request, id)
-        serializer = MemoryUpdateSerializer(data=request.data, mind_id=memory.mind_id)
-        serializer.is_valid(raise_exception=True)
-        memory = services.memory_update(
-            memory=memory,
-            actor=services.actor_for_request(request),
-            **serializer.validated_for_service(),
+    def update(self, request: Request, id: str) -> Response:
+        memory = services.memory_change(
+            memory=self._memory(request, id),
+            actor=actor_for_request(request),
+            body=request.data,
         )
         return Response(memory_to_dict(memory))
 
-    def partial_update(self, request, id: str):
+    def partial_update(self, request: Request, id: str) -> Response:
         return self.update(request, id)
 
-    def destroy(self, request, id: str):
+    def destroy(self, request: Request, id: str) -> Response:
         memory = self._memory(request, id)
-        services.memory_delete(memory=memory, actor=services.actor_for_request(request))
+        services.memory_delete(memory=memory, actor=actor_for_request(request))
         return Response({"deleted": True, "id": id})
 
     @extend_schema(
@@ -348,9 +320,9 @@ class MemoryViewSet(viewsets.GenericViewSet):
         responses=MemorySerializer,
     )
     @action(detail=True, methods=["post"])
-    def verify(self, request, id: str):
+    def verify(self, request: Request, id: str) -> Response:
         memory = services.memory_verify(
-            memory=self._memory(request, id), actor=services.actor_for_request(request)
+            memory=self._memory(request, id), actor=actor_for_request(request)
         )
         return Response(memory_to_dict(memory))
 
@@ -361,9 +333,9 @@ class MemoryViewSet(viewsets.GenericViewSet):
         responses=MemorySerializer,
     )
     @action(detail=True, methods=["post"])
-    def unverify(self, request, id: str):
+    def unverify(self, request: Request, id: str) -> Response:
         memory = services.memory_unverify(
-            memory=self._memory(request, id), actor=services.actor_for_request(request)
+            memory=self._memory(request, id), actor=actor_for_request(request)
         )
         return Response(memory_to_dict(memory))
 
@@ -378,18 +350,10 @@ class MemoryViewSet(viewsets.GenericViewSet):
         responses=MemoryListAnswerSerializer,
     )
     @action(detail=False, methods=["get"], url_path="by-tag")
-    def by_tag(self, request):
+    def by_tag(self, request: Request) -> Response:
         params = request.query_params
         tag = normalize_tag(param_required(params, "tag", "the tag to list, e.g. ?tag=docker"))
-        limit, offset, include_expired = _page_params(params)
-        memories, total = selectors.memory_list(
-            mind=mind_for_request(request),
-            tag=tag,
-            include_expired=include_expired,
-            limit=limit,
-            offset=offset,
-        )
-        return Response(memory_page(memories, total=total, limit=limit, offset=offset))
+        return self._list(request, MemoryFilters(tag=tag, expired=param_expired(params)))
 
     @extend_schema(
         summary="Memories expiring soon, soonest first",
@@ -406,18 +370,13 @@ class MemoryViewSet(viewsets.GenericViewSet):
         responses=MemoryListAnswerSerializer,
     )
     @action(detail=False, methods=["get"])
-    def expiring(self, request):
+    def expiring(self, request: Request) -> Response:
         params = request.query_params
-        within = param_duration(params, "within", default=EXPIRING_DEFAULT)
-        limit, offset, include_expired = _page_params(params)
-        memories, total = selectors.memory_expiring(
-            mind=mind_for_request(request),
-            within=within,
-            include_expired=include_expired,
-            limit=limit,
-            offset=offset,
+        filters = selectors.expiring_filters(
+            within=param_duration(params, "within", default=selectors.EXPIRING_SOON),
+            include_expired=param_expired(params) == "include",
         )
-        return Response(memory_page(memories, total=total, limit=limit, offset=offset))
+        return self._list(request, filters, sort="expires")
 
     @extend_schema(
         summary="The review queue: unverified memories",
@@ -426,15 +385,9 @@ class MemoryViewSet(viewsets.GenericViewSet):
         responses=MemoryListAnswerSerializer,
     )
     @action(detail=False, methods=["get"])
-    def unverified(self, request):
-        limit, offset, include_expired = _page_params(request.query_params)
-        memories, total = selectors.memory_unverified(
-            mind=mind_for_request(request),
-            include_expired=include_expired,
-            limit=limit,
-            offset=offset,
-        )
-        return Response(memory_page(memories, total=total, limit=limit, offset=offset))
+    def unverified(self, request: Request) -> Response:
+        filters = MemoryFilters(verified=False, expired=param_expired(request.query_params))
+        return self._list(request, filters, sort="review")
 
     @extend_schema(
         summary="Memories sharing tags with this one, most shared first",
@@ -443,18 +396,20 @@ class MemoryViewSet(viewsets.GenericViewSet):
         responses=MemoryListAnswerSerializer,
     )
     @action(detail=True, methods=["get"])
-    def related(self, request, id: str):
+    def related(self, request: Request, id: str) -> Response:
         mind = mind_for_request(request)
         memory = selectors.memory_get(mind=mind, memory_id=id)
-        limit, offset, include_expired = _page_params(request.query_params)
-        memories, total = selectors.memory_related(
+        params = request.query_params
+        limit = param_limit(params, default=LIST_LIMIT_DEFAULT, maximum=LIST_LIMIT_MAX)
+        offset = param_offset(params)
+        page = selectors.memory_related(
             mind=mind,
             memory=memory,
-            include_expired=include_expired,
+            include_expired=param_expired(params) == "include",
             limit=limit,
             offset=offset,
         )
-        answer = memory_page(memories, total=total, limit=limit, offset=offset)
+        answer = memory_page(page, limit=limit, offset=offset)
         for entry in answer["memories"]:
             entry["shared_tags"] = [tag for tag in entry["tags"] if tag in memory.tags]
         return Response(answer)
@@ -480,12 +435,12 @@ class MemoryViewSet(viewsets.GenericViewSet):
         ),
     )
     @action(detail=False, methods=["get"])
-    def tags(self, request):
+    def tags(self, request: Request) -> Response:
         params = request.query_params
         limit = param_limit(params, default=TAGS_LIMIT_DEFAULT, maximum=TAGS_LIMIT_MAX)
         tags, distinct, memories = selectors.tag_counts(
             mind=mind_for_request(request),
-            include_expired=bool(param_bool(params, "include_expired", default=False)),
+            include_expired=param_expired(params) == "include",
             limit=limit,
         )
         return Response({"tags": tags, "total_memories": memories, "total_tags": distinct})
@@ -496,7 +451,7 @@ class MemoryViewSet(viewsets.GenericViewSet):
         responses=OBJECT_ANSWER,
     )
     @action(detail=False, methods=["get"])
-    def stats(self, request):
+    def stats(self, request: Request) -> Response:
         return Response(selectors.memory_stats(mind=mind_for_request(request)))
 
     @extend_schema(
@@ -505,7 +460,7 @@ class MemoryViewSet(viewsets.GenericViewSet):
         responses=OBJECT_ANSWER,
     )
     @action(detail=False, methods=["get"])
-    def health(self, request):
+    def health(self, request: Request) -> Response:
         return Response(selectors.mind_health(mind=mind_for_request(request)))
 
     @extend_schema(
@@ -525,9 +480,9 @@ class MemoryViewSet(viewsets.GenericViewSet):
         ),
     )
     @action(detail=False, methods=["get"])
-    def audit(self, request):
+    def audit(self, request: Request) -> Response:
         params = request.query_params
-        events, total = selectors.memory_events(
+        events, total = audit.memory_events(
             mind=mind_for_request(request),
             action=param_choice(params, "action", AUDIT_ACTIONS),
             memory_id=(params.get("memory") or "").strip() or None,
@@ -562,10 +517,10 @@ class MemoryViewSet(viewsets.GenericViewSet):
         responses=DIFF_ANSWER,
     )
     @action(detail=False, methods=["get"])
-    def diff(self, request):
+    def diff(self, request: Request) -> Response:
         since = param_since(request.query_params)
         mind = mind_for_request(request)
-        diff = selectors.memory_diff(mind=mind, since=since, until=selectors.diff_until())
+        diff = selectors.memory_diff(mind=mind, since=since, until=selectors.diff_until(mind=mind))
         return Response(
             {
                 "since": iso(diff.since),
@@ -577,7 +532,7 @@ class MemoryViewSet(viewsets.GenericViewSet):
         )
 
     @extend_schema(
-        summary=f"Store up to {services.SYNC_MAX_ITEMS} memories at once (upsert each)",
+        summary=f"Store up to {BULK_MAX_ITEMS} memories at once (upsert each)",
         description=(
             "Each item is what POST /memory takes and is stored by the same rules. A refused "
             "item is listed in `errors` and does not stop the others."
@@ -589,14 +544,13 @@ class MemoryViewSet(viewsets.GenericViewSet):
         responses=SYNC_ANSWER,
     )
     @action(detail=False, methods=["post"])
-    def sync(self, request):
+    def sync(self, request: Request) -> Response:
         mind = mind_for_request(request)
-        actor = services.actor_for_request(request)
+        actor = actor_for_request(request)
 
-        def store_all() -> tuple[int, dict]:
-            outcomes = services.memory_upsert_many(
-                mind=mind, actor=actor, items=sync_items(request.data)
-            )
+        def store_all() -> tuple[int, dict[str, Any]]:
+            items = bulk_items(request.data, hint='a list of memories, {"memories": [...]}.')
+            outcomes = services.memory_upsert_many(mind=mind, actor=actor, items=items)
             return status.HTTP_200_OK, sync_answer(outcomes)
 
         return idempotent(request, mind=mind, endpoint="memory.sync", handler=store_all)

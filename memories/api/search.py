@@ -5,15 +5,15 @@ from __future__ import annotations
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
 from rest_framework import serializers
-from rest_framework.exceptions import ValidationError
+from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from memories.models import Category
-from memories.params import param_bool, param_category, param_limit, param_tag
-from memories.search import DEFAULT_LIMIT, MAX_LIMIT, SearchQueryError, memory_search
-from memories.search.query import MAX_QUERY_CHARS
-from memories.serialization import memory_to_dict
+from memories.api.params import param_category, param_expired, param_limit, param_tag
+from memories.fields import CATEGORIES, memory_to_dict
+from memories.filters import MemoryFilters
+from memories.search import DEFAULT_LIMIT, MAX_LIMIT, MAX_QUERY_CHARS
+from memories.selectors import memory_search
 from minds.scoping import mind_for_request
 
 Q_HELP = (
@@ -38,7 +38,7 @@ class MemorySearchView(APIView):
             OpenApiParameter(
                 "category",
                 OpenApiTypes.STR,
-                enum=list(Category.values),
+                enum=list(CATEGORIES),
                 description="Only this category.",
             ),
             OpenApiParameter(
@@ -63,25 +63,15 @@ class MemorySearchView(APIView):
             },
         ),
     )
-    def get(self, request):
+    def get(self, request: Request) -> Response:
         params = request.query_params
         mind = mind_for_request(request)
         q = params.get("q", "")
         limit = param_limit(params, default=DEFAULT_LIMIT, maximum=MAX_LIMIT)
-        tag = param_tag(params)
-        category = param_category(params)
-        include_expired = param_bool(params, "include_expired")
-        try:
-            page = memory_search(
-                mind=mind,
-                q=q,
-                tag=tag,
-                category=category,
-                include_expired=include_expired,
-                limit=limit,
-            )
-        except SearchQueryError as exc:
-            raise ValidationError({"q": [str(exc)]}) from None
+        filters = MemoryFilters(
+            tag=param_tag(params), category=param_category(params), expired=param_expired(params)
+        )
+        page = memory_search(mind=mind, q=q, filters=filters, limit=limit)
         results = [
             {**memory_to_dict(hit.memory), "score": hit.score, "snippet": hit.snippet}
             for hit in page.hits

@@ -17,16 +17,18 @@ import hashlib
 import json
 from collections.abc import Callable
 from datetime import datetime, timedelta
+from typing import Any
 
 from django.db import IntegrityError, transaction
 from django.http import HttpResponse
 from django.utils import timezone
-from rest_framework.exceptions import ValidationError
 from rest_framework.renderers import JSONRenderer
+from rest_framework.request import Request
 from rest_framework.response import Response
 
+from memories.errors import Invalid
 from memories.models import IdempotencyRecord
-from minds.authentication import MindAgent
+from minds.access import MindAgent
 from minds.models import Mind
 from synapse_site.errors import Conflict
 
@@ -34,7 +36,7 @@ HEADER = "Idempotency-Key"
 TTL = timedelta(hours=24)
 MAX_KEY_LENGTH = 255
 
-Handler = Callable[[], tuple[int, dict]]
+Handler = Callable[[], tuple[int, dict[str, Any]]]
 
 
 class IdempotencyKeyReused(Conflict):
@@ -45,32 +47,32 @@ class IdempotencyKeyReused(Conflict):
     )
 
 
-def idempotency_key(request) -> str | None:
+def idempotency_key(request: Request) -> str | None:
     """The request's Idempotency-Key, or None; a malformed one is a 400."""
     raw = request.headers.get(HEADER)
     if raw is None:
         return None
     key = raw.strip()
     if not key or len(key) > MAX_KEY_LENGTH:
-        raise ValidationError(
-            {HEADER: [f"Must be 1 to {MAX_KEY_LENGTH} characters (a UUID is a good choice)."]}
+        raise Invalid.one(
+            HEADER, f"Must be 1 to {MAX_KEY_LENGTH} characters (a UUID is a good choice)."
         )
     return key
 
 
-def credential_scope(request, mind: Mind) -> str:
+def credential_scope(request: Request, mind: Mind) -> str:
     """Keys are per credential: the mind for a Mind Key, user and mind for a person."""
     if isinstance(request.user, MindAgent):
         return f"mind:{mind.pk}"
     return f"user:{request.user.pk}:{mind.pk}"
 
 
-def request_fingerprint(data) -> str:
+def request_fingerprint(data: Any) -> str:
     canonical = json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return hashlib.sha256(canonical.encode("utf-8", "surrogatepass")).hexdigest()
 
 
-def render(status: int, body: dict) -> HttpResponse:
+def render(status: int, body: dict[str, Any]) -> HttpResponse:
     return HttpResponse(JSONRenderer().render(body), status=status, content_type="application/json")
 
 
@@ -98,7 +100,7 @@ def idempotency_purge(*, now: datetime | None = None) -> int:
 
 
 def idempotent(
-    request, *, mind: Mind, endpoint: str, handler: Handler, now: datetime | None = None
+    request: Request, *, mind: Mind, endpoint: str, handler: Handler, now: datetime | None = None
 ) -> HttpResponse | Response:
     """Run `handler` (which writes and returns (status, body)) at most once per key.
 

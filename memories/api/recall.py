@@ -5,19 +5,20 @@ from __future__ import annotations
 from django.http import HttpResponse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
-from rest_framework.exceptions import ValidationError
+from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from memories.models import Category
-from memories.params import param_bool, param_category, param_choice, param_tag
+from memories.api.params import Params, param_bool, param_category, param_choice, param_tag
+from memories.errors import Invalid
+from memories.fields import CATEGORIES
 from memories.recall import recall_render_json, recall_render_text, recall_selection
 from minds.scoping import mind_for_request
 
 FORMATS = ["text", "json"]
 
 
-def param_budget(params) -> int | None:
+def param_budget(params: Params) -> int | None:
     """`budget`: a positive whole number of tokens (about 4 characters each), or absent."""
     raw = params.get("budget")
     if raw is None or raw.strip() == "":
@@ -27,9 +28,7 @@ def param_budget(params) -> int | None:
     except ValueError:
         value = 0
     if value < 1:
-        raise ValidationError(
-            {"budget": [f"Must be a positive whole number of tokens, got {raw[:50]!r}."]}
-        )
+        raise Invalid.one("budget", f"Must be a positive whole number of tokens, got {raw[:50]!r}.")
     return value
 
 
@@ -48,7 +47,7 @@ class RecallView(APIView):
                 {"type": "integer", "minimum": 1},
                 description="Token budget (4 characters each).",
             ),
-            OpenApiParameter("category", str, enum=list(Category.values)),
+            OpenApiParameter("category", str, enum=list(CATEGORIES)),
             OpenApiParameter("tag", str, description="Only memories with this tag."),
             OpenApiParameter("format", str, enum=FORMATS, description="text (default) or json."),
             OpenApiParameter("include_expired", bool),
@@ -59,7 +58,7 @@ class RecallView(APIView):
             (200, "application/json"): OpenApiTypes.OBJECT,  # with ?format=json
         },
     )
-    def get(self, request):
+    def get(self, request: Request) -> HttpResponse:
         params = request.query_params
         output = param_choice(params, "format", FORMATS) or "text"
         budget = param_budget(params)

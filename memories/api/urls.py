@@ -1,9 +1,9 @@
 from django.urls import re_path
 
-from memories.api import MemoryViewSet
-from memories.export_api import MindExportView, MindImportView
-from memories.recall_api import RecallView
-from memories.search.api import MemorySearchView
+from memories.api.export import MindExportView, MindImportView
+from memories.api.recall import RecallView
+from memories.api.search import MemorySearchView
+from memories.api.views import MemoryViewSet
 from synapse_site.routers import OptionalSlashRouter
 
 router = OptionalSlashRouter()

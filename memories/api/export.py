@@ -2,19 +2,29 @@
 
 from __future__ import annotations
 
-from django.http import StreamingHttpResponse
+from typing import Any
+
+from django.http import HttpResponse, StreamingHttpResponse
 from django.utils import timezone
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
 from rest_framework import serializers, status
-from rest_framework.exceptions import ValidationError
+from rest_framework.request import Request
+from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from memories import services
-from memories.api import IDEMPOTENCY_PARAM, MIND_PARAM, SYNC_ANSWER, sync_answer
+from memories.api.idempotency import idempotent
+from memories.api.params import param_choice
+from memories.api.views import (
+    IDEMPOTENCY_PARAM,
+    MIND_PARAM,
+    SYNC_ANSWER,
+    actor_for_request,
+    bulk_items,
+    sync_answer,
+)
 from memories.export import FORMATS, export_csv, export_filename, export_json
-from memories.idempotency import idempotent
-from memories.params import param_choice
 from minds.scoping import mind_for_request
 
 CONTENT_TYPES = {"json": "application/json", "csv": "text/csv; charset=utf-8"}
@@ -34,7 +44,7 @@ class MindExportView(APIView):
             (200, "text/csv"): OpenApiTypes.STR,
         },
     )
-    def get(self, request):
+    def get(self, request: Request) -> StreamingHttpResponse:
         output = param_choice(request.query_params, "format", FORMATS) or "json"
         mind = mind_for_request(request)
         now = timezone.now()
@@ -61,16 +71,14 @@ class MindImportView(APIView):
         ),
         responses=SYNC_ANSWER,
     )
-    def post(self, request):
+    def post(self, request: Request) -> HttpResponse | Response:
         mind = mind_for_request(request)
-        actor = services.actor_for_request(request)
+        actor = actor_for_request(request)
 
-        def restore() -> tuple[int, dict]:
-            records = request.data.get("memories") if isinstance(request.data, dict) else None
-            if not isinstance(records, list):
-                raise ValidationError(
-                    {"memories": ["Required: the JSON of GET /mind/export, with its memories."]}
-                )
+        def restore() -> tuple[int, dict[str, Any]]:
+            records = bulk_items(
+                request.data, hint="the JSON of GET /mind/export, with its memories."
+            )
             outcomes = services.mind_import(mind=mind, actor=actor, records=records)
             return status.HTTP_200_OK, sync_answer(outcomes)
 

@@ -1,0 +1,111 @@
+"""Strict query-parameter parsing: a bad value is a 400 that names the parameter."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import timedelta
+
+from memories.errors import Invalid
+from memories.fields import CATEGORIES, PRIORITIES, SOURCES
+from memories.filters import Expired
+from memories.models import Priority
+from memories.rules import DURATION_FORMS, normalize_tag, parse_duration
+
+Params = Mapping[str, str]
+
+TRUE_WORDS = {"1", "true", "yes", "on"}
+FALSE_WORDS = {"0", "false", "no", "off"}
+# Far beyond any mind, and well inside SQLite's 64-bit integers (a larger OFFSET is a 500).
+MAX_OFFSET = 10**12
+
+
+def param_int(
+    params: Params, name: str, *, default: int, minimum: int = 0, maximum: int | None = None
+) -> int:
+    raw = params.get(name)
+    if raw is None or raw == "":
+        return default
+    try:
+        value = int(raw)
+    except (TypeError, ValueError):
+        raise Invalid.one(name, f"Must be a whole number, got {raw[:50]!r}.") from None
+    if value < minimum or (maximum is not None and value > maximum):
+        upper = f" and {maximum}" if maximum is not None else " or more"
+        raise Invalid.one(name, f"Must be between {minimum}{upper}, got {value}.")
+    return value
+
+
+def param_limit(params: Params, *, default: int, maximum: int) -> int:
+    return param_int(params, "limit", default=default, minimum=1, maximum=maximum)
+
+
+def param_offset(params: Params) -> int:
+    return param_int(params, "offset", default=0, minimum=0, maximum=MAX_OFFSET)
+
+
+def param_bool(params: Params, name: str, *, default: bool | None = False) -> bool | None:
+    raw = params.get(name)
+    if raw is None or raw == "":
+        return default
+    word = raw.strip().lower()
+    if word in TRUE_WORDS:
+        return True
+    if word in FALSE_WORDS:
+        return False
+    raise Invalid.one(name, f"Must be true or false, got {raw[:50]!r}.")
+
+
+def param_expired(params: Params) -> Expired:
+    """`include_expired`: "include" when true, else "hide"."""
+    return "include" if param_bool(params, "include_expired") else "hide"
+
+
+def param_choice(params: Params, name: str, choices: tuple[str, ...] | list[str]) -> str | None:
+    raw = params.get(name)
+    if raw is None or raw == "":
+        return None
+    value = raw.strip().lower()
+    if value not in choices:
+        raise Invalid.one(name, f"Must be one of: {', '.join(choices)}; got {raw[:50]!r}.")
+    return value
+
+
+def param_category(params: Params) -> str | None:
+    return param_choice(params, "category", CATEGORIES)
+
+
+def param_priority(params: Params) -> int | None:
+    name = param_choice(params, "priority", PRIORITIES)
+    return None if name is None else Priority.from_name(name).value
+
+
+def param_source(params: Params) -> str | None:
+    return param_choice(params, "source", SOURCES)
+
+
+def param_tag(params: Params, name: str = "tag") -> str | None:
+    raw = params.get(name)
+    if raw is None or raw.strip() == "":
+        return None
+    return normalize_tag(raw)
+
+
+def param_required(params: Params, name: str, hint: str) -> str:
+    """A parameter that must be present and not blank."""
+    raw = params.get(name)
+    if raw is None or raw.strip() == "":
+        raise Invalid.one(name, f"Required: {hint}")
+    return raw.strip()
+
+
+def param_duration(params: Params, name: str, *, default: timedelta) -> timedelta:
+    """A positive duration: whole seconds, or a whole number with s, m, h, d or w."""
+    raw = params.get(name)
+    if raw is None or raw.strip() == "":
+        return default
+    try:
+        return parse_duration(raw)
+    except ValueError:
+        raise Invalid.one(
+            name, f"Must be {DURATION_FORMS} (at most 100 years); got {raw[:50]!r}."
+        ) from None

@@ -1,0 +1,65 @@
+"""The core's own errors. Each face maps them once: the API's exception handler, a dashboard
+message, an MCP tool result.
+
+- `Invalid`: the input broke a rule; `fields` names every field with its messages at once.
+- `NotFound`: no such thing in this mind (also when it belongs to another mind).
+- `Conflict`: the write clashes with what is stored.
+- `Forbidden`: this actor may not do this.
+- `TooLarge`: more than a limit allows.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+NON_FIELD = "non_field_errors"
+
+
+class CoreError(Exception):
+    """A refusal a person or an agent can act on; `detail` says what to do."""
+
+    code = "error"
+
+    def __init__(self, detail: str) -> None:
+        super().__init__(detail)
+        self.detail = detail
+
+
+class Invalid(CoreError):
+    """Input that breaks a rule: {field: [messages]} for every field at fault."""
+
+    code = "invalid"
+
+    def __init__(self, fields: Mapping[str, list[str]]) -> None:
+        self.fields = {str(name): list(messages) for name, messages in fields.items()}
+        super().__init__(_summary(self.fields))
+
+    @classmethod
+    def one(cls, field: str, message: str) -> Invalid:
+        return cls({field: [message]})
+
+
+def _summary(fields: dict[str, list[str]]) -> str:
+    """One sentence: the field and its message when one field is at fault, else the names."""
+    named = sorted(name for name in fields if name != NON_FIELD)
+    if not named:
+        return next(iter(fields.get(NON_FIELD, [])), "Invalid input.")
+    if len(fields) == 1:
+        return f"{named[0]}: {fields[named[0]][0]}"
+    return f"Invalid input in: {', '.join(named)}."
+
+
+class NotFound(CoreError):
+    code = "not_found"
+
+
+class Conflict(CoreError):
+    code = "conflict"
+
+
+class Forbidden(CoreError):
+    code = "forbidden"
+
+
+class TooLarge(CoreError):
+    code = "payload_too_large"

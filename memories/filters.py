@@ -1,0 +1,134 @@
+"""What a list of memories may be narrowed and ordered by.
+
+One definition, rendered twice side by side: as an ORM filter for the lists, and as SQL
+over the alias `m` for the full-text backends, so a search narrowed by any filter finds
+exactly what the list would (tests/memories/test_filters.py holds the two together).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any, Literal
+
+from django.db.backends.base.base import BaseDatabaseWrapper
+from django.db.models import Exists, F, OuterRef, QuerySet
+from django.db.models.expressions import OrderBy
+
+from memories.models import Memory, MemoryTag, expired_q, live_q
+
+Expired = Literal["hide", "include", "only"]
+
+# Orderings by name: each ends in the id, so pages never overlap. A nullable column sorts
+# its nulls last on every database.
+SORTS: dict[str, tuple[str, ...]] = {
+    "-updated": ("-updated_at", "-id"),
+    "updated": ("updated_at", "id"),
+    "-created": ("-created_at", "-id"),
+    "-priority": ("-priority", "-updated_at", "-id"),
+    "confidence": ("confidence", "-priority", "-id"),
+    "key": ("key", "id"),
+    "category": ("category", "key", "id"),
+    "expires": ("expires_at", "-priority", "id"),
+    # The review queue: what a wrong answer would cost most, and is likeliest wrong, first.
+    "review": ("-priority", "confidence", "-updated_at", "id"),
+}
+DEFAULT_SORT = "-updated"
+NULLABLE = frozenset({"expires_at"})
+
+
+@dataclass(frozen=True)
+class MemoryFilters:
+    """Conditions that combine with AND; None (or "hide") leaves a condition out.
+
+    `tag` must already be normalised. `expired`: "hide" (the default: live memories only),
+    "include" or "only". `expiring_within`: only memories with an expiry up to that far
+    from now.
+    """
+
+    category: str | None = None
+    tag: str | None = None
+    priority: int | None = None
+    source: str | None = None
+    verified: bool | None = None
+    expired: Expired = "hide"
+    expiring_within: timedelta | None = None
+
+    @property
+    def impossible(self) -> bool:
+        """True when no memory can match: a tag with a NUL, which no tag holds."""
+        return self.tag is not None and "\x00" in self.tag
+
+    def apply(self, memories: QuerySet[Memory], *, now: datetime) -> QuerySet[Memory]:
+        """`memories` narrowed by these filters (the ORM rendering)."""
+        if self.expired == "hide":
+            memories = memories.filter(live_q(now))
+        elif self.expired == "only":
+            memories = memories.filter(expired_q(now))
+        if self.expiring_within is not None:
+            memories = memories.filter(expires_at__lte=now + self.expiring_within)
+        if self.category is not None:
+            memories = memories.filter(category=self.category)
+        if self.priority is not None:
+            memories = memories.filter(priority=self.priority)
+        if self.source is not None:
+            memories = memories.filter(source=self.source)
+        if self.verified is not None:
+            memories = memories.filter(verified=self.verified)
+        if self.tag is not None:
+            tagged = MemoryTag.objects.filter(memory_id=OuterRef("pk"), tag=self.tag)
+            memories = memories.filter(Exists(tagged))
+        return memories
+
+    def sql(self, *, now: datetime, db: BaseDatabaseWrapper) -> tuple[str, list[Any]]:
+        """The same conditions as SQL over `m` (`AND …` each), with their parameters."""
+        at = db.ops.adapt_datetimefield_value(now)
+        parts: list[str] = []
+        params: list[Any] = []
+        if self.expired == "hide":
+            parts.append("AND (m.expires_at IS NULL OR m.expires_at > %s)")
+            params.append(at)
+        elif self.expired == "only":
+            parts.append("AND m.expires_at <= %s")
+            params.append(at)
+        if self.expiring_within is not None:
+            parts.append("AND m.expires_at <= %s")
+            params.append(db.ops.adapt_datetimefield_value(now + self.expiring_within))
+        for column in ("category", "priority", "source", "verified"):
+            value = getattr(self, column)
+            if value is not None:
+                parts.append(f"AND m.{column} = %s")
+                params.append(value)
+        if self.tag is not None:
+            parts.append(
+                f"AND EXISTS (SELECT 1 FROM {MemoryTag._meta.db_table} AS t "
+                "WHERE t.memory_id = m.id AND t.tag = %s)"
+            )
+            params.append(self.tag)
+        return " ".join(parts), params
+
+
+def order_by(sort: str) -> list[str | OrderBy]:
+    """SORTS[sort] as ORM ordering (nulls last only where a column can hold them, so the
+    other orderings still match their indexes)."""
+    ordering: list[str | OrderBy] = []
+    for name in SORTS[sort]:
+        column = name.lstrip("-")
+        if column not in NULLABLE:
+            ordering.append(name)
+        elif name.startswith("-"):
+            ordering.append(F(column).desc(nulls_last=True))
+        else:
+            ordering.append(F(column).asc(nulls_last=True))
+    return ordering
+
+
+def order_sql(sort: str) -> str:
+    """SORTS[sort] as SQL over `m`."""
+    terms = []
+    for name in SORTS[sort]:
+        column = name.lstrip("-")
+        if column in NULLABLE:
+            terms.append(f"m.{column} IS NULL")
+        terms.append(f"m.{column} {'DESC' if name.startswith('-') else 'ASC'}")
+    return ", ".join(terms)

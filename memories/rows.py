@@ -1,0 +1,108 @@
+"""How memory writes reach the database: rows inserted, and updated by primary key, with one
+executemany statement per table and set of columns.
+
+Every write of the services goes through here, one memory or a thousand. Written out
+rather than `bulk_create`/`bulk_update`, which build a model instance and compile a fresh
+multi-row statement per few dozen rows: on a bulk sync that work was most of the request.
+Values are prepared as the ORM prepares them (`get_db_prep_save`); no signals are sent.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from datetime import datetime
+from typing import Any
+
+import orjson
+from django.db import DEFAULT_DB_ALIAS, connections, models
+from django.db.backends.base.base import BaseDatabaseWrapper
+
+Row = Mapping[str, Any]  # {attname: value}
+
+
+def insert(model: type[models.Model], rows: Sequence[Row]) -> None:
+    """INSERT each row; a missing value takes the field's default."""
+    if not rows:
+        return
+    db = connections[DEFAULT_DB_ALIAS]
+    fields = [f for f in model._meta.concrete_fields if not isinstance(f, models.AutoField)]
+    quote = db.ops.quote_name
+    sql = "INSERT INTO {} ({}) VALUES ({})".format(
+        quote(model._meta.db_table),
+        ", ".join(quote(f.column) for f in fields),
+        ", ".join(["%s"] * len(fields)),
+    )
+    with db.cursor() as cursor:
+        cursor.executemany(sql, _prepared(db, fields, rows))
+
+
+def update(
+    model: type[models.Model], objects: Sequence[models.Model], names: Iterable[str]
+) -> None:
+    """UPDATE the fields `names` of each object, by primary key."""
+    if not objects:
+        return
+    db = connections[DEFAULT_DB_ALIAS]
+    meta = model._meta
+    fields = [meta.get_field(name) for name in names]
+    quote = db.ops.quote_name
+    sql = "UPDATE {} SET {} WHERE {} = %s".format(
+        quote(meta.db_table),
+        ", ".join(f"{quote(f.column)} = %s" for f in fields),  # type: ignore[union-attr]
+        quote(meta.pk.column),  # type: ignore[union-attr]
+    )
+    values = _prepared(db, fields, [obj.__dict__ for obj in objects])  # type: ignore[arg-type]
+    with db.cursor() as cursor:
+        cursor.executemany(sql, [[*row, obj.pk] for row, obj in zip(values, objects, strict=True)])
+
+
+def _prepared(
+    db: BaseDatabaseWrapper, fields: list[models.Field[Any, Any]], rows: Iterable[Row]
+) -> list[list[Any]]:
+    """Each row's values for `fields`, as get_db_prep_save makes them."""
+    plans = [(f, f.attname, _as_is(f), _json_text(f, db)) for f in fields]
+    # A batch shares its timestamps: each distinct one is prepared once.
+    times: dict[tuple[str, datetime], Any] = {}
+
+    def prepare(
+        field: models.Field[Any, Any], as_is: tuple[type, ...], json_text: bool, value: Any
+    ) -> Any:
+        if type(value) in as_is:
+            return value
+        if json_text and value is not None:
+            return orjson.dumps(value).decode()
+        if isinstance(value, datetime):
+            key = (field.attname, value)
+            if key not in times:
+                times[key] = field.get_db_prep_save(value, db)
+            return times[key]
+        return field.get_db_prep_save(value, db)
+
+    return [
+        [
+            prepare(f, as_is, json_text, row[name] if name in row else f.get_default())
+            for f, name, as_is, json_text in plans
+        ]
+        for row in rows
+    ]
+
+
+def _as_is(field: models.Field[Any, Any]) -> tuple[type, ...]:
+    """Python types this field stores unchanged, which need no preparing."""
+    if isinstance(field, models.ForeignKey):
+        return _as_is(field.target_field)
+    plain: tuple[type, ...] = ()
+    if isinstance(field, models.CharField | models.TextField):
+        plain = (str,)
+    elif isinstance(field, models.BooleanField):
+        plain = (bool,)
+    elif isinstance(field, models.FloatField):
+        plain = (float,)
+    elif isinstance(field, models.IntegerField) and not isinstance(field, models.AutoField):
+        plain = (int,)
+    return (*plain, type(None)) if plain and field.null else plain
+
+
+def _json_text(field: models.Field[Any, Any], db: BaseDatabaseWrapper) -> bool:
+    # SQLite keeps JSON as text, which orjson writes faster than json.dumps, the same values.
+    return db.vendor == "sqlite" and isinstance(field, models.JSONField) and field.encoder is None

@@ -1,0 +1,109 @@
+"""The core speaks no HTTP, and one face never imports another (../shared/ARCHITECTURE.md).
+
+Read from the source (ast), so a test fails on the import itself, wherever it sits.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+FIRST_PARTY = ("memories", "minds", "accounts", "dashboard", "mcp_server", "synapse_site")
+
+# The memory core and what it stands on: models, services, selectors, recall, search, export.
+CORE = sorted(
+    str(path.relative_to(ROOT).with_suffix("")).replace("/", ".").removesuffix(".__init__")
+    for path in (ROOT / "memories").rglob("*.py")
+    if not {"api", "migrations", "management"} & set(path.relative_to(ROOT).parts)
+    and path.name not in ("admin.py", "apps.py")
+)
+BELOW_THE_CORE = {"minds.models", "minds.access", "synapse_site.ids"}
+HTTP = ("rest_framework", "drf_spectacular", "django.http", "django.shortcuts", "django.urls")
+FACES = {
+    "memories.api": "the API",
+    "dashboard": "the dashboard",
+    "mcp_server": "MCP",
+    "memories.admin": "the admin",
+}
+
+
+def imports(module: str) -> set[str]:
+    """Every module `module` imports, as written (absolute names)."""
+    path = ROOT / (module.replace(".", "/") + ".py")
+    if not path.exists():
+        path = ROOT / module.replace(".", "/") / "__init__.py"
+    return _imports_in(path)
+
+
+def _imports_in(path: Path) -> set[str]:
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            found.add(node.module)
+            found.update(f"{node.module}.{alias.name}" for alias in node.names)
+    return found
+
+
+def _under(name: str, prefix: str) -> bool:
+    return name == prefix or name.startswith(prefix + ".")
+
+
+def test_the_core_is_found():
+    assert {"memories.services", "memories.rules", "memories.selectors", "memories.recall"} <= set(
+        CORE
+    )
+    assert "memories.search.sqlite" in CORE and "memories.api.views" not in CORE
+
+
+@pytest.mark.parametrize("module", CORE)
+def test_the_core_imports_no_http(module):
+    speaking = {name for name in imports(module) if any(_under(name, h) for h in HTTP)}
+    assert not speaking, f"{module} imports {sorted(speaking)}"
+
+
+@pytest.mark.parametrize("module", CORE)
+def test_the_core_stands_only_on_the_core(module):
+    """First-party imports of the core are the core itself, minds' models and access."""
+    allowed = set(CORE) | BELOW_THE_CORE
+    outside = {
+        name
+        for name in imports(module)
+        if name.split(".")[0] in FIRST_PARTY
+        and name not in allowed
+        and not any(_under(name, ok) for ok in allowed - {"memories"})
+    }
+    assert not outside, f"{module} imports {sorted(outside)}"
+
+
+@pytest.mark.parametrize("module", CORE)
+def test_the_core_parses_no_query_strings(module):
+    path = ROOT / (module.replace(".", "/") + ".py")
+    source = (path if path.exists() else path.with_suffix("") / "__init__.py").read_text()
+    tree = ast.parse(source)
+    names = {node.attr for node in ast.walk(tree) if isinstance(node, ast.Attribute)}
+    assert not {"query_params", "GET", "POST"} & names, module
+    assert "QueryDict" not in source and "parse_qs" not in source, module
+
+
+def _modules_of(package: str) -> list[str]:
+    base = ROOT / package.replace(".", "/")
+    files = [base.with_suffix(".py")] if base.with_suffix(".py").exists() else base.rglob("*.py")
+    return [str(p.relative_to(ROOT).with_suffix("")).replace("/", ".") for p in files]
+
+
+@pytest.mark.parametrize("face", FACES)
+def test_no_face_imports_another(face):
+    others = [other for other in FACES if other != face and not _under(face, other)]
+    for module in _modules_of(face):
+        crossing = {
+            name
+            for name in imports(module)
+            for other in others
+            if _under(name, other) and not _under(module, other)
+        }
+        assert not crossing, f"{module} ({FACES[face]}) imports {sorted(crossing)}"
