@@ -6,7 +6,7 @@ from django.utils import timezone
 
 from memories.actors import Actor
 from memories.models import Memory, MemoryEvent, Priority
-from memories.services import memory_upsert
+from memories.services import memory_upsert, memory_upsert_many
 from tests.dashboard.conftest import AGENT, agent_store
 
 pytestmark = pytest.mark.django_db
@@ -304,3 +304,21 @@ def test_saving_an_unchanged_form_writes_nothing(web, mind):
     memory.refresh_from_db()
     assert not memory.verified
     assert MemoryEvent.objects.filter(memory_id=memory.pk).count() == 1
+
+
+def test_a_filtered_search_counts_and_pages_every_match(web, mind):
+    """The table searches through the one list: its filters narrow the search itself, so
+    matches ranked past the first hundred are found and counted."""
+    items = [
+        {"category": "fact", "key": f"fact_{n:03d}", "content": f"postgres tuning {n}"}
+        for n in range(160)
+    ]
+    memory_upsert_many(mind=mind, actor=AGENT, items=items)
+    items = [{**item, "key": f"note_{n:03d}", "category": "note"} for n, item in enumerate(items)]
+    memory_upsert_many(mind=mind, actor=AGENT, items=items[:40])
+    url = f"/dashboard/minds/{mind.pk}/memories/"
+    page = web.get(url, {"q": "postgres", "category": "fact"}).content.decode()
+    assert "160 memories match" in page
+    assert "Page 1 of 4" in page
+    last = web.get(url, {"q": "postgres", "category": "fact", "page": "4"}).content.decode()
+    assert last.count('class="preview"') == 10
