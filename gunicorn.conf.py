@@ -17,9 +17,8 @@ graceful_timeout = 10
 # Memory. A DRF view and its request point at each other (view.request and
 # request.parser_context["view"]) and the view keeps its response, so a large answer stays in
 # memory until a full garbage collection, which a worker with the whole app loaded seldom
-# runs: a worker grew ~4 MB with every full recall of a 10,000-memory mind (200+ MB after
-# 30). Freezing what the app loaded at start makes a full collection cheap (~1 ms instead of
-# ~60), so one runs after every large answer.
+# runs. Freezing what the app loaded at start makes a full collection cheap, so one runs
+# after every large answer (docs/performance.md has the figures).
 LARGE_ANSWER = 256 * 1024
 
 
