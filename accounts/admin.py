@@ -1,24 +1,45 @@
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, TypedDict
+
 from django.contrib import admin
 from django.contrib.auth.admin import UserAdmin as BaseUserAdmin
 from django.contrib.auth.forms import UserChangeForm, UserCreationForm
+from django.db.models import QuerySet
+from django.http import HttpRequest
 
 from accounts.models import User
 
+if TYPE_CHECKING:
+    from django_stubs_ext import WithAnnotations
 
-class SynapseUserCreationForm(UserCreationForm):
+    # Generic in the stubs only: at runtime these classes cannot be subscripted.
+    _CreationForm = UserCreationForm[User]
+    _ChangeForm = UserChangeForm[User]
+    # The stubs bind UserAdmin to AbstractUser; Django's docs pair it with custom user models.
+    _UserAdmin = BaseUserAdmin[User]  # type: ignore[type-var]
+else:
+    _CreationForm, _ChangeForm, _UserAdmin = UserCreationForm, UserChangeForm, BaseUserAdmin
+
+
+class _MindCount(TypedDict):
+    _mind_count: int
+
+
+class SynapseUserCreationForm(_CreationForm):
     class Meta:
         model = User
         fields = ("email", "name")
 
 
-class SynapseUserChangeForm(UserChangeForm):
+class SynapseUserChangeForm(_ChangeForm):
     class Meta:
         model = User
         fields = "__all__"
 
 
 @admin.register(User)
-class UserAdmin(BaseUserAdmin):
+class UserAdmin(_UserAdmin):
     form = SynapseUserChangeForm
     add_form = SynapseUserCreationForm
     ordering = ["email"]
@@ -36,11 +57,11 @@ class UserAdmin(BaseUserAdmin):
         (None, {"classes": ("wide",), "fields": ("email", "name", "password1", "password2")}),
     )
 
-    def get_queryset(self, request):
+    def get_queryset(self, request: HttpRequest) -> QuerySet[User]:
         from django.db.models import Count
 
         return super().get_queryset(request).annotate(_mind_count=Count("minds"))
 
     @admin.display(description="Minds", ordering="_mind_count")
-    def mind_count(self, obj) -> int:
+    def mind_count(self, obj: WithAnnotations[User, _MindCount]) -> int:
         return obj._mind_count

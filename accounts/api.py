@@ -4,10 +4,13 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.contrib.auth import authenticate
+from django.contrib.auth.base_user import AbstractBaseUser
 from drf_spectacular.utils import extend_schema
 from rest_framework import status
+from rest_framework.authentication import BaseAuthentication
 from rest_framework.exceptions import APIException, PermissionDenied
 from rest_framework.permissions import AllowAny
+from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 from rest_framework_simplejwt.tokens import RefreshToken
@@ -31,18 +34,18 @@ class WrongCredentials(APIException):
     default_code = "authentication_failed"
 
 
-def token_pair(user) -> dict[str, str]:
+def token_pair(user: AbstractBaseUser) -> dict[str, str]:
     refresh = RefreshToken.for_user(user)
     return {"access": str(refresh.access_token), "refresh": str(refresh)}
 
 
 class RegisterView(APIView):
-    authentication_classes: list = []
+    authentication_classes: list[type[BaseAuthentication]] = []
     permission_classes = [AllowAny]
     throttle_classes = [LoginRateThrottle]
 
     @extend_schema(request=RegisterSerializer, responses={201: RegisterResponseSerializer})
-    def post(self, request):
+    def post(self, request: Request) -> Response:
         if not settings.SYNAPSE_ALLOW_REGISTRATION:
             raise PermissionDenied("Registration is closed on this server; ask an admin.")
         serializer = RegisterSerializer(data=request.data)
@@ -53,12 +56,12 @@ class RegisterView(APIView):
 
 
 class LoginView(APIView):
-    authentication_classes: list = []
+    authentication_classes: list[type[BaseAuthentication]] = []
     permission_classes = [AllowAny]
     throttle_classes = [LoginRateThrottle]
 
     @extend_schema(request=LoginSerializer, responses={200: TokenPairSerializer})
-    def post(self, request):
+    def post(self, request: Request) -> Response:
         serializer = LoginSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         user = authenticate(
@@ -72,5 +75,5 @@ class LoginView(APIView):
 
 
 class RefreshView(TokenRefreshView):
-    authentication_classes: list = []
+    authentication_classes = ()
     throttle_classes = [LoginRateThrottle]

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from typing import Any
+
+from rest_framework.request import Request
 from rest_framework_simplejwt.authentication import JWTAuthentication
 
 from minds.authentication import bearer_token
@@ -15,7 +18,7 @@ class BearerJWTAuthentication(JWTAuthentication):
     guard keeps the two from shadowing each other if the order ever changes.
     """
 
-    def authenticate(self, request):
+    def authenticate(self, request: Request) -> tuple[Any, Any] | None:
         token = bearer_token(request)
         if token is not None and token.startswith(MIND_KEY_PREFIX):
             return None

@@ -18,12 +18,13 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import io
 import json
 import os
 import sys
 import urllib.error
 import urllib.request
-from typing import Any, TextIO
+from typing import Any, TextIO, cast
 
 INTERNAL_ERROR = -32603
 INVALID_REQUEST = -32600
@@ -187,8 +188,9 @@ def main(argv: list[str] | None = None) -> int:
     if not args.key:
         parser.error("a Mind Key is needed: --key mk_... or SYNAPSE_MIND_KEY")
     # stdio is UTF-8 and line-buffered whatever the locale: messages are one line each.
-    sys.stdin.reconfigure(encoding="utf-8")
-    sys.stdout.reconfigure(encoding="utf-8", newline="\n")
+    # The interpreter's own streams are TextIOWrapper; typeshed only promises TextIO.
+    cast(io.TextIOWrapper, sys.stdin).reconfigure(encoding="utf-8")
+    cast(io.TextIOWrapper, sys.stdout).reconfigure(encoding="utf-8", newline="\n")
     _log(f"relaying stdio to {args.url.rstrip('/')}/mcp")
     with contextlib.suppress(KeyboardInterrupt):
         Bridge(url=args.url, key=args.key, timeout=args.timeout).serve(sys.stdin, sys.stdout)

@@ -1,8 +1,19 @@
+from __future__ import annotations
+
+from io import TextIOBase
+from typing import Any
+
 from django.apps import AppConfig
 from django.db.models.signals import post_migrate
 
 
-def _ensure_search_index(sender, using, verbosity=1, stdout=None, **kwargs) -> None:
+def _ensure_search_index(
+    sender: AppConfig,
+    using: str,
+    verbosity: int = 1,
+    stdout: TextIOBase | None = None,
+    **kwargs: Any,
+) -> None:
     # On SQLite, a migration that alters memories_memory remakes the table, dropping the
     # FTS5 triggers and renumbering rowids: rebuild the index at the end of that migrate.
     from memories.search import sqlite

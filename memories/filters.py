@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from django.db.backends.base.base import BaseDatabaseWrapper
 from django.db.models import Exists, F, OuterRef, QuerySet
@@ -18,6 +18,8 @@ from django.db.models.expressions import OrderBy
 from memories.models import Memory, MemoryTag, expired_q, live_q
 
 Expired = Literal["hide", "include", "only"]
+# A queryset of memories, kept as its own class (MemoryQuerySet) through the filters.
+_Memories = TypeVar("_Memories", bound="QuerySet[Memory]")
 
 # Orderings by name: each ends in the id, so pages never overlap. A nullable column sorts
 # its nulls last on every database.
@@ -59,7 +61,7 @@ class MemoryFilters:
         """True when no memory can match: a tag with a NUL, which no tag holds."""
         return self.tag is not None and "\x00" in self.tag
 
-    def apply(self, memories: QuerySet[Memory], *, now: datetime) -> QuerySet[Memory]:
+    def apply(self, memories: _Memories, *, now: datetime) -> _Memories:
         """`memories` narrowed by these filters (the ORM rendering)."""
         if self.expired == "hide":
             memories = memories.filter(live_q(now))

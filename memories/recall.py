@@ -63,7 +63,7 @@ from django.utils import timezone
 
 from memories.fields import PRIORITY_NAMES, VALUE_NAMES, memory_to_dict
 from memories.filters import Expired, MemoryFilters
-from memories.models import Memory, Priority, expired_q
+from memories.models import Memory, MemoryQuerySet, Priority, expired_q
 from minds.models import Mind
 
 CHARS_PER_TOKEN = 4
@@ -92,17 +92,17 @@ class RecallSelection:
     include_expired: bool
     now: datetime
 
-    def _narrowed(self, expired: Expired) -> QuerySet[Memory]:
+    def _narrowed(self, expired: Expired) -> MemoryQuerySet:
         filters = MemoryFilters(category=self.category, tag=self.tag, expired=expired)
         if filters.impossible:
             return Memory.objects.none()
         return filters.apply(Memory.objects.filter(mind=self.mind), now=self.now)
 
-    def filtered(self) -> QuerySet[Memory]:
+    def filtered(self) -> MemoryQuerySet:
         """The mind's memories narrowed by category and tag, expired ones included."""
         return self._narrowed("include")
 
-    def memories(self) -> QuerySet[Memory]:
+    def memories(self) -> MemoryQuerySet:
         return self._narrowed("include" if self.include_expired else "hide").recall_order()
 
     def counts(self) -> dict[tuple[bool, int], int]:
@@ -175,7 +175,7 @@ class Omitted:
                 text += ", …"
         return text + " (use search or raise the budget)"
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, Any]:
         return {
             "priority": PRIORITY_NAMES[self.priority],
             "count": self.count,
@@ -392,7 +392,7 @@ def _plan(
 
     stream = _Lookahead(_stream(selection, for_json=for_json, chunked=True))
     used = len(header)
-    entries: list[str] = []
+    entries = []
     kept: list[Row] = []
     omitted: list[Omitted] = []
     for row in stream:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
-from typing import Any
+from typing import Any, cast
 
 import orjson
 from django.db import DEFAULT_DB_ALIAS, connections, models
@@ -44,14 +44,15 @@ def update(
         return
     db = connections[DEFAULT_DB_ALIAS]
     meta = model._meta
-    fields = [meta.get_field(name) for name in names]
+    # `names` name concrete fields (columns), never reverse relations.
+    fields = [cast("models.Field[Any, Any]", meta.get_field(name)) for name in names]
     quote = db.ops.quote_name
     sql = "UPDATE {} SET {} WHERE {} = %s".format(
         quote(meta.db_table),
-        ", ".join(f"{quote(f.column)} = %s" for f in fields),  # type: ignore[union-attr]
-        quote(meta.pk.column),  # type: ignore[union-attr]
+        ", ".join(f"{quote(f.column)} = %s" for f in fields),
+        quote(meta.pk.column),
     )
-    values = _prepared(db, fields, [obj.__dict__ for obj in objects])  # type: ignore[arg-type]
+    values = _prepared(db, fields, [obj.__dict__ for obj in objects])
     with db.cursor() as cursor:
         cursor.executemany(sql, [[*row, obj.pk] for row, obj in zip(values, objects, strict=True)])
 

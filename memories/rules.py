@@ -59,7 +59,12 @@ SOURCE_POLICY: dict[str, tuple[str, frozenset[str]]] = {
     "user": (Source.USER, frozenset({Source.USER, Source.TOOL, Source.SYSTEM})),
     "system": (Source.SYSTEM, frozenset(Source.values)),
 }
-DEFAULT_CONFIDENCE = {Source.USER: 1.0, Source.SYSTEM: 1.0, Source.AGENT: 0.7, Source.TOOL: 0.7}
+DEFAULT_CONFIDENCE: dict[str, float] = {
+    Source.USER: 1.0,
+    Source.SYSTEM: 1.0,
+    Source.AGENT: 0.7,
+    Source.TOOL: 0.7,
+}
 
 _CATEGORY_SET = frozenset(CATEGORIES)
 _PRIORITY_RANKS = {name: rank for rank, name in enumerate(PRIORITIES)}

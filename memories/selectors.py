@@ -276,8 +276,8 @@ def memory_stats(*, mind: Mind, now: datetime | None = None) -> dict[str, Any]:
     )
     groups = (
         Memory.objects.filter(mind=mind)
-        .annotate(is_expired=is_expired)
-        .values_list("category", "priority", "source", "verified", "is_expired")
+        .annotate(was_expired=is_expired)
+        .values_list("category", "priority", "source", "verified", "was_expired")
         .annotate(n=Count("id"))
         .order_by()
     )
@@ -436,7 +436,8 @@ def memory_diff(*, mind: Mind, since: datetime, until: datetime) -> Diff:
     misses a write. `until` must come from `diff_until()` (see there).
     """
     memories = Memory.objects.filter(mind=mind, updated_at__gte=since, updated_at__lt=until)
-    created, updated = [], []
+    created: list[Memory] = []
+    updated: list[Memory] = []
     # A memory's created_at never follows its updated_at, so "created in the window" rows are
     # among those updated in it: one query for both lists.
     for memory in memories.order_by("updated_at", "id").iterator(chunk_size=1000):

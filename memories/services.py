@@ -457,8 +457,8 @@ class _Writes:
         by_columns: dict[tuple[str, ...], list[Memory]] = {}
         for pk, columns in self.columns.items():
             by_columns.setdefault(tuple(sorted(columns)), []).append(self.stored[pk])
-        for columns, memories in by_columns.items():
-            rows.update(Memory, memories, columns)
+        for names, memories in by_columns.items():
+            rows.update(Memory, memories, names)
         retagged = [self.stored[pk] for pk, columns in self.columns.items() if "tags" in columns]
         if retagged:
             MemoryTag.objects.filter(memory_id__in=[m.pk for m in retagged]).delete()

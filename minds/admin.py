@@ -1,13 +1,30 @@
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, TypedDict
+
 from django.contrib import admin
-from django.db.models import Count
+from django.db.models import Count, QuerySet
+from django.http import HttpRequest
 from django.template.response import TemplateResponse
 
 from minds import services
 from minds.models import Mind
 
+if TYPE_CHECKING:
+    from django_stubs_ext import WithAnnotations
+
+    # Generic in the stubs only: at runtime ModelAdmin cannot be subscripted.
+    _MindAdminBase = admin.ModelAdmin[Mind]
+else:
+    _MindAdminBase = admin.ModelAdmin
+
+
+class _MemoryCount(TypedDict):
+    _memory_count: int
+
 
 @admin.register(Mind)
-class MindAdmin(admin.ModelAdmin):
+class MindAdmin(_MindAdminBase):
     list_display = ["name", "id", "owner", "key_prefix", "memory_count", "created_at"]
     list_filter = ["created_at", ("owner", admin.RelatedOnlyFieldListFilter)]
     search_fields = ["id", "name", "description", "owner__email", "key_prefix"]
@@ -17,14 +34,14 @@ class MindAdmin(admin.ModelAdmin):
     autocomplete_fields = ["owner"]
     actions = ["rotate_keys", "revoke_keys"]
 
-    def get_queryset(self, request):
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Mind]:
         return super().get_queryset(request).annotate(_memory_count=Count("memories"))
 
     @admin.display(description="Memories", ordering="_memory_count")
-    def memory_count(self, obj) -> int:
+    def memory_count(self, obj: WithAnnotations[Mind, _MemoryCount]) -> int:
         return obj._memory_count
 
-    def save_model(self, request, obj, form, change):
+    def save_model(self, request: HttpRequest, obj: Mind, form: Any, change: bool) -> None:
         if change:
             super().save_model(request, obj, form, change)
             return
@@ -38,7 +55,7 @@ class MindAdmin(admin.ModelAdmin):
         )
 
     @admin.action(description="Rotate the key of the selected minds (shows the new keys once)")
-    def rotate_keys(self, request, queryset):
+    def rotate_keys(self, request: HttpRequest, queryset: QuerySet[Mind]) -> TemplateResponse:
         rotated = [(mind, services.mind_rotate_key(mind=mind)) for mind in queryset]
         context = {
             **self.admin_site.each_context(request),
@@ -52,7 +69,7 @@ class MindAdmin(admin.ModelAdmin):
         return response
 
     @admin.action(description="Revoke the key of the selected minds")
-    def revoke_keys(self, request, queryset):
+    def revoke_keys(self, request: HttpRequest, queryset: QuerySet[Mind]) -> None:
         for mind in queryset:
             services.mind_revoke_key(mind=mind)
         self.message_user(request, f"Revoked {queryset.count()} key(s).")

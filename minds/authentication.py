@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+from django.http import HttpRequest
 from rest_framework import authentication, exceptions
+from rest_framework.request import Request
 
 from minds.access import MindAgent
 from minds.models import MIND_KEY_PREFIX, Mind
 
 
-def bearer_token(request) -> str | None:
+def bearer_token(request: HttpRequest | Request) -> str | None:
     """The token of an `Authorization: Bearer <token>` header, or None."""
-    header = authentication.get_authorization_header(request).split()
+    # The stubs want a DRF Request; it reads only `.headers`, which Django's request has too.
+    header = authentication.get_authorization_header(request).split()  # type: ignore[arg-type]
     if len(header) != 2 or header[0].lower() != b"bearer":
         return None
     try:
@@ -22,7 +25,7 @@ def bearer_token(request) -> str | None:
 class MindKeyAuthentication(authentication.BaseAuthentication):
     keyword = "Bearer"
 
-    def authenticate(self, request):
+    def authenticate(self, request: Request) -> tuple[MindAgent, Mind] | None:
         token = bearer_token(request)
         if token is None or not token.startswith(MIND_KEY_PREFIX):
             return None
@@ -33,5 +36,5 @@ class MindKeyAuthentication(authentication.BaseAuthentication):
             )
         return MindAgent(mind=mind), mind
 
-    def authenticate_header(self, request) -> str:
+    def authenticate_header(self, request: Request) -> str:
         return f'{self.keyword} realm="synapse"'

@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import secrets
-from typing import Any
+from typing import Any, cast
 
 from django.conf import settings
 from django.db import connections, models
@@ -40,7 +40,8 @@ class MindQuerySet(models.QuerySet["Mind"]):
         digest = hash_mind_key(raw_key)
         # raw(): every agent request runs this, and compiling the ORM query costs several
         # times what the database takes to answer it.
-        users = self.model._meta.get_field("owner").related_model._meta.db_table
+        owner_model = cast("type[models.Model]", self.model._meta.get_field("owner").related_model)
+        users = owner_model._meta.db_table
         minds = self.raw(
             f"SELECT m.* FROM {self.model._meta.db_table} m JOIN {users} u ON u.id = m.owner_id "
             "WHERE m.key_prefix = %s AND u.is_active",

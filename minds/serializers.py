@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from typing import Any
+
 from drf_spectacular.utils import extend_schema_field, extend_schema_serializer
 from rest_framework import serializers
 
@@ -11,16 +13,16 @@ class TextField(serializers.CharField):
 
     default_error_messages = {"invalid": "Must be a string."}
 
-    def __init__(self, **kwargs):
+    def __init__(self, **kwargs: Any) -> None:
         self.blank_ok = kwargs.pop("allow_blank", False)
         super().__init__(**kwargs)  # allow_blank=False: the schema says it with a pattern
 
-    def run_validation(self, data=serializers.empty):
+    def run_validation(self, data: Any = serializers.empty) -> Any:
         if data == "" and self.blank_ok:
             return ""
         return super().run_validation(data)
 
-    def to_internal_value(self, data):
+    def to_internal_value(self, data: Any) -> str:
         if not isinstance(data, str):
             self.fail("invalid")
         return super().to_internal_value(data)
@@ -44,7 +46,7 @@ class MindDescriptionField(TextField):
     pass
 
 
-class MindSerializer(serializers.ModelSerializer):
+class MindSerializer(serializers.ModelSerializer[Mind]):
     name = MindNameField(max_length=100)
     description = MindDescriptionField(max_length=1000, allow_blank=True, required=False)
     key_prefix = serializers.CharField(read_only=True, help_text="Start of the active key.")
@@ -84,11 +86,11 @@ class MindWithKeySerializer(MindSerializer):
 
 
 @extend_schema_serializer(many=False)  # an object with a list inside, also for `list`
-class MindListSerializer(serializers.Serializer):
+class MindListSerializer(serializers.Serializer[Any]):
     minds = MindSerializer(many=True)
     total = serializers.IntegerField()
 
 
-class MindDeletedSerializer(serializers.Serializer):
+class MindDeletedSerializer(serializers.Serializer[Any]):
     deleted = serializers.BooleanField()
     id = serializers.CharField()

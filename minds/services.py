@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.db import transaction
 from django.utils import timezone
 
@@ -9,7 +11,7 @@ from minds.models import Mind, generate_mind_key
 
 
 @transaction.atomic
-def mind_create(*, owner, name: str, description: str = "") -> tuple[Mind, str]:
+def mind_create(*, owner: Any, name: str, description: str = "") -> tuple[Mind, str]:
     """Create a mind with a fresh key. Returns the mind and the raw key (shown once)."""
     raw_key = generate_mind_key()
     mind = Mind(owner=owner, name=name, description=description, key_created_at=timezone.now())

@@ -110,10 +110,13 @@ def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response |
             detail = f"{names}: {_flatten(fields[names])[0]}"
         body = error_body(code, detail, fields)
     else:
+        # exception_handler answers only APIException (Http404 and PermissionDenied converted).
+        assert isinstance(exc, exceptions.APIException)
         detail = exc.detail if isinstance(exc.detail, str) else " ".join(_flatten(exc.detail))
         body = error_body(code, str(detail))
-        if isinstance(exc, exceptions.Throttled) and exc.wait is not None:
-            body["retry_after"] = int(exc.wait) + 1
+        # Throttled sets .wait in __init__; the stubs do not declare it.
+        if isinstance(exc, exceptions.Throttled) and exc.wait is not None:  # type: ignore[attr-defined]
+            body["retry_after"] = int(exc.wait) + 1  # type: ignore[attr-defined]
     response.data = body
     return response
 

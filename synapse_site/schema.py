@@ -10,16 +10,19 @@ parameters are marked `allowEmptyValue`: `?tag=` means no tag filter, as the vie
 
 from __future__ import annotations
 
+from typing import Any
+
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from drf_spectacular.openapi import AutoSchema
 from drf_spectacular.utils import OpenApiResponse
 from rest_framework import serializers
 
 
-class ErrorSerializer(serializers.Serializer):
+class ErrorSerializer(serializers.Serializer[Any]):
     error = serializers.CharField(help_text="A machine code: invalid, not_found, rate_limited…")
     detail = serializers.CharField(help_text="A sentence a person can act on.")
-    fields = serializers.DictField(
+    # DRF's metaclass takes declared fields off the class, so this never shadows .fields.
+    fields = serializers.DictField(  # type: ignore[assignment]
         child=serializers.ListField(child=serializers.CharField()),
         required=False,
         help_text="Messages per field or parameter, for 400.",

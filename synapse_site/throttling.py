@@ -10,10 +10,22 @@ a lock): at most N requests per window, never more, whatever the number of worke
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from rest_framework.settings import api_settings
 from rest_framework.throttling import SimpleRateThrottle
 
 from minds.access import MindAgent
+
+if TYPE_CHECKING:
+    # Annotations only: DRF imports this module while rest_framework.views loads.
+    from rest_framework.request import Request
+    from rest_framework.views import APIView
+
+    # The mixin is only ever combined with SimpleRateThrottle, whose attributes it uses.
+    _ThrottleBase = SimpleRateThrottle
+else:
+    _ThrottleBase = object
 
 
 class SettingsRateMixin:
@@ -21,14 +33,19 @@ class SettingsRateMixin:
 
     scope: str
 
-    def get_rate(self):
-        return api_settings.DEFAULT_THROTTLE_RATES.get(self.scope)
+    def get_rate(self) -> str | None:
+        # The stubs type the rates as numbers; DRF's are strings such as "10/min".
+        return api_settings.DEFAULT_THROTTLE_RATES.get(self.scope)  # type: ignore[return-value]
 
 
-class AtomicCountMixin:
+class AtomicCountMixin(_ThrottleBase):
     """allow_request/wait as one atomic counter per (scope, credential) and window."""
 
-    def allow_request(self, request, view) -> bool:
+    # Set by SimpleRateThrottle.__init__ from the rate; the stubs do not declare them.
+    num_requests: int
+    duration: int
+
+    def allow_request(self, request: Any, view: Any) -> bool:
         if self.rate is None:
             return True
         self.key = self.get_cache_key(request, view)
@@ -49,6 +66,7 @@ class AtomicCountMixin:
         return True  # the cache keeps losing the key: do not refuse for our own trouble
 
     def wait(self) -> float | None:
+        assert self.key is not None  # wait() follows a refusal, and allow_request set the key
         started = self.cache.get(self.key + ":start")
         if started is None:
             return None
@@ -60,7 +78,7 @@ class CredentialRateThrottle(AtomicCountMixin, SettingsRateMixin, SimpleRateThro
 
     scope = "credential"
 
-    def get_cache_key(self, request, view):
+    def get_cache_key(self, request: Request, view: APIView | None) -> str:
         user = request.user
         if isinstance(user, MindAgent):
             ident = f"mind:{user.mind.pk}"
@@ -76,5 +94,5 @@ class LoginRateThrottle(AtomicCountMixin, SettingsRateMixin, SimpleRateThrottle)
 
     scope = "login"
 
-    def get_cache_key(self, request, view):
+    def get_cache_key(self, request: Request, view: APIView | None) -> str:
         return self.cache_format % {"scope": self.scope, "ident": self.get_ident(request)}

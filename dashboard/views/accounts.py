@@ -54,6 +54,7 @@ def signup(request):
                 name=form.cleaned_data["name"],
             )
         except ValidationError as exc:
+            assert isinstance(exc.detail, dict)  # user_register raises field-keyed errors only
             for field, messages in exc.detail.items():
                 for message in messages:
                     form.add_error(FORM_FIELD.get(field, field), str(message))

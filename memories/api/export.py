@@ -7,8 +7,8 @@ from typing import Any
 from django.http import HttpResponse, StreamingHttpResponse
 from django.utils import timezone
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
-from rest_framework import serializers, status
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import status
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -22,6 +22,7 @@ from memories.api.views import (
     SYNC_ANSWER,
     actor_for_request,
     bulk_items,
+    bulk_request,
     sync_answer,
 )
 from memories.export import FORMATS, export_csv, export_filename, export_json
@@ -66,9 +67,7 @@ class MindImportView(APIView):
             "POST /memory/sync."
         ),
         parameters=[MIND_PARAM, IDEMPOTENCY_PARAM],
-        request=inline_serializer(
-            "MindImport", {"memories": serializers.ListField(child=serializers.DictField())}
-        ),
+        request=bulk_request("MindImport"),
         responses=SYNC_ANSWER,
     )
     def post(self, request: Request) -> HttpResponse | Response:

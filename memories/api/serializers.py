@@ -19,44 +19,19 @@ def _accepts(name: str) -> dict[str, Any]:
     return FIELDS_BY_NAME[name].accepts or {}
 
 
-@extend_schema_field(_accepts("category"))
-class CategoryField(serializers.CharField):
-    pass
+def _documented(name: str, base: type[serializers.Field[Any, Any, Any, Any]]) -> Any:
+    """A field class of `base` that the schema describes as `name` is declared."""
+    return extend_schema_field(_accepts(name))(type(f"{name.title()}Field", (base,), {}))
 
 
-@extend_schema_field(_accepts("key"))
-class KeyField(serializers.CharField):
-    pass
-
-
-@extend_schema_field(_accepts("content"))
-class ContentField(serializers.CharField):
-    pass
-
-
-@extend_schema_field(_accepts("tags"))
-class TagsField(serializers.ListField):
-    pass
-
-
-@extend_schema_field(_accepts("priority"))
-class PriorityField(serializers.CharField):
-    pass
-
-
-@extend_schema_field(_accepts("source"))
-class SourceField(serializers.CharField):
-    pass
-
-
-@extend_schema_field(_accepts("confidence"))
-class ConfidenceField(serializers.FloatField):
-    pass
-
-
-@extend_schema_field(_accepts("expires_at"))
-class ExpiresAtField(serializers.CharField):
-    pass
+CategoryField = _documented("category", serializers.CharField)
+KeyField = _documented("key", serializers.CharField)
+ContentField = _documented("content", serializers.CharField)
+TagsField = _documented("tags", serializers.ListField)
+PriorityField = _documented("priority", serializers.CharField)
+SourceField = _documented("source", serializers.CharField)
+ConfidenceField = _documented("confidence", serializers.FloatField)
+ExpiresAtField = _documented("expires_at", serializers.CharField)
 
 
 class MemoryWriteSerializer(serializers.Serializer[Any]):
@@ -105,7 +80,8 @@ class MemorySerializer(serializers.Serializer[Any]):
     content = serializers.CharField()
     tags = TagListField()
     priority = serializers.ChoiceField(choices=FIELDS_BY_NAME["priority"].schema["enum"])
-    source = serializers.ChoiceField(choices=FIELDS_BY_NAME["source"].schema["enum"])
+    # As in MemoryWriteSerializer: a declared field, not the Field.source attribute.
+    source = serializers.ChoiceField(choices=FIELDS_BY_NAME["source"].schema["enum"])  # type: ignore[assignment]
     verified = serializers.BooleanField()
     confidence = serializers.FloatField()
     expires_at = serializers.DateTimeField(allow_null=True)

@@ -12,8 +12,9 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from django.http import HttpResponse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import (
     OpenApiParameter,
@@ -24,7 +25,7 @@ from drf_spectacular.utils import (
 from rest_framework import serializers, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.exceptions import PermissionDenied
-from rest_framework.permissions import BasePermission, IsAuthenticated
+from rest_framework.permissions import IsAuthenticated
 from rest_framework.request import Request
 from rest_framework.response import Response
 
@@ -33,7 +34,6 @@ from memories.actors import Actor
 from memories.api.idempotency import HEADER as IDEMPOTENCY_HEADER
 from memories.api.idempotency import idempotent
 from memories.api.params import (
-    DURATION_FORMS,
     MAX_OFFSET,
     param_bool,
     param_category,
@@ -59,9 +59,12 @@ from memories.errors import Invalid
 from memories.fields import CATEGORIES, PRIORITIES, SOURCES, event_to_dict, iso, memory_to_dict
 from memories.filters import MemoryFilters
 from memories.models import Memory, MemoryEvent
-from memories.rules import BULK_MAX_ITEMS, normalize_tag, parse_timestamp
+from memories.rules import BULK_MAX_ITEMS, DURATION_FORMS, normalize_tag, parse_timestamp
 from minds.scoping import mind_for_request
 from synapse_site.permissions import IsHuman
+
+if TYPE_CHECKING:
+    from rest_framework.permissions import _SupportsHasPermission
 
 LIST_LIMIT_DEFAULT = 100
 LIST_LIMIT_MAX = 1000
@@ -180,8 +183,15 @@ def sync_answer(outcomes: Sequence[services.UpsertResult | services.ItemRefused]
     return {**counts, "results": results, "errors": errors}
 
 
-def _answer(name: str, fields: dict) -> serializers.Serializer:
+def _answer(
+    name: str, fields: dict[str, serializers.Field[Any, Any, Any, Any]]
+) -> serializers.Serializer[Any]:
     return inline_serializer(name, fields)
+
+
+def bulk_request(name: str) -> serializers.Serializer[Any]:
+    """A body of `{"memories": [...]}`: sync and import."""
+    return _answer(name, {"memories": serializers.ListField(child=serializers.DictField())})
 
 
 SYNC_ANSWER = _answer(
@@ -238,12 +248,12 @@ OBJECT_ANSWER = OpenApiTypes.OBJECT
         responses={200: MemoryDeletedSerializer},
     ),
 )
-class MemoryViewSet(viewsets.GenericViewSet):
+class MemoryViewSet(viewsets.GenericViewSet[Memory]):
     queryset = Memory.objects.none()  # for the schema only: reads go through the selectors
     lookup_field = "id"
     lookup_value_regex = r"mem_[a-z0-9]+"
 
-    def get_permissions(self) -> Sequence[BasePermission]:
+    def get_permissions(self) -> Sequence[_SupportsHasPermission]:
         if self.action in ("verify", "unverify"):
             return [IsAuthenticated(), IsHuman()]
         return super().get_permissions()
@@ -266,7 +276,7 @@ class MemoryViewSet(viewsets.GenericViewSet):
         request=MemoryWriteSerializer,
         responses={201: MemoryStoreAnswerSerializer, 200: MemoryStoreAnswerSerializer},
     )
-    def create(self, request: Request) -> Response:
+    def create(self, request: Request) -> HttpResponse | Response:
         mind = mind_for_request(request)
         actor = actor_for_request(request)
 
@@ -538,13 +548,11 @@ class MemoryViewSet(viewsets.GenericViewSet):
             "item is listed in `errors` and does not stop the others."
         ),
         parameters=[MIND_PARAM, IDEMPOTENCY_PARAM],
-        request=_answer(
-            "MemorySync", {"memories": serializers.ListField(child=serializers.DictField())}
-        ),
+        request=bulk_request("MemorySync"),
         responses=SYNC_ANSWER,
     )
     @action(detail=False, methods=["post"])
-    def sync(self, request: Request) -> Response:
+    def sync(self, request: Request) -> HttpResponse | Response:
         mind = mind_for_request(request)
         actor = actor_for_request(request)
 

@@ -36,7 +36,9 @@ keeps both equal. Why each choice:
 from __future__ import annotations
 
 import string
+from collections.abc import Iterable
 from datetime import datetime
+from typing import TYPE_CHECKING, cast
 
 from django.db import DEFAULT_DB_ALIAS, connection, connections, transaction
 
@@ -51,6 +53,9 @@ from memories.search.sqlite import (
     WEIGHTS,
     Hits,
 )
+
+if TYPE_CHECKING:
+    from memories.search.sqlite import SearchRow
 
 CONFIG = "synapse"
 VECTOR_COLUMN = "search_vector"
@@ -181,7 +186,7 @@ def to_tsquery_text(parsed: ParsedQuery) -> str:
     exclusions as `& !(...)`. Terms with no word left (only punctuation) are skipped.
     """
 
-    def rendered(terms) -> list[str]:
+    def rendered(terms: Iterable[Term]) -> list[str]:
         return [text for text in map(_term_tsquery, terms) if text]
 
     parts = rendered(parsed.required)
@@ -275,17 +280,17 @@ def search(
         .replace("/*order*/", order)
         .replace("/*final_order*/", final_order)
     )
-    rows = list(
-        Memory.objects.raw(
-            sql, [expression, mind_id, expression, *params, limit, offset, expression]
-        )
+    found = Memory.objects.raw(
+        sql, [expression, mind_id, expression, *params, limit, offset, expression]
     )
+    rows = cast("list[SearchRow]", list(found))
     for memory in rows:
         memory.search_snippet = _snippet(memory)
     if not rows and offset:  # past the last page: still say how many there are
         with connection.cursor() as cursor:
             cursor.execute(COUNT_SQL.replace("/*filters*/", where), [mind_id, expression, *params])
-            return Hits([], cursor.fetchone()[0])
+            total: int = cursor.fetchone()[0]
+            return Hits([], total)
     return Hits(rows, rows[0].search_total if rows else 0)
 
 
@@ -318,7 +323,7 @@ def _has_words(text: str) -> bool:
     return any(ch.isalnum() for ch in text)
 
 
-def _snippet(memory: Memory) -> str:
+def _snippet(memory: SearchRow) -> str:
     """The content around the matched words; the key when only the key or tags matched."""
     content = memory.search_snippet or ""
     if SNIPPET_OPEN in content:
@@ -344,7 +349,8 @@ def rebuild_index(*, using: str = DEFAULT_DB_ALIAS) -> int:
         for statement in (*FUNCTIONS_SQL, *TRIGGERS_SQL, FILL_SQL):
             cursor.execute(statement)
         cursor.execute(f"SELECT count(*) FROM memories_memory WHERE {VECTOR_COLUMN} IS NOT NULL")
-        return cursor.fetchone()[0]
+        indexed: int = cursor.fetchone()[0]
+        return indexed
 
 
 def index_problems(*, using: str = DEFAULT_DB_ALIAS) -> list[str]:

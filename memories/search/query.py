@@ -24,6 +24,7 @@ from __future__ import annotations
 import itertools
 import re
 import unicodedata
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 MAX_QUERY_CHARS = 1000
@@ -212,7 +213,7 @@ def to_fts5(parsed: ParsedQuery) -> str:
     lift the ranking. FTS5 has no unary NOT, so exclusions become `(...) NOT (...)`.
     """
 
-    def any_of(terms) -> str:
+    def any_of(terms: Iterable[Term]) -> str:
         return " OR ".join(t.fts5() for t in terms)
 
     parts = [t.fts5() for t in parsed.required]

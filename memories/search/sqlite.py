@@ -40,8 +40,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
+from typing import TYPE_CHECKING, Any, TypedDict, cast
 
 from django.db import DEFAULT_DB_ALIAS, connection, connections, transaction
+from django.db.backends.utils import CursorWrapper
 
 from memories.filters import MemoryFilters, order_sql
 from memories.models import Memory
@@ -163,9 +165,24 @@ ORDER BY {{final_order}}
 """
 
 
+class SearchColumns(TypedDict):
+    """The columns a search query adds to each memory it reads (both backends)."""
+
+    search_score: float
+    search_total: int
+    search_snippet: str | None
+    search_key: str | None
+
+
+if TYPE_CHECKING:
+    from django_stubs_ext import WithAnnotations
+
+    SearchRow = WithAnnotations[Memory, SearchColumns]
+
+
 @dataclass
 class Hits:
-    memories: list[Memory]  # each with .search_score, .search_snippet
+    memories: list[SearchRow]  # each with .search_score, .search_snippet
     total: int
 
 
@@ -208,7 +225,8 @@ def search(
     sql = template.format(
         filters=where, page_join=page_join, order=order, final_order=final_order, **WEIGHTS
     )
-    rows = list(Memory.objects.raw(sql, [expression, mind_id, *params, limit, offset, expression]))
+    found = Memory.objects.raw(sql, [expression, mind_id, *params, limit, offset, expression])
+    rows = cast("list[SearchRow]", list(found))
     for memory in rows:
         memory.search_snippet = _snippet(memory)
     if not rows and offset:  # past the last page: still say how many there are
@@ -216,17 +234,18 @@ def search(
     return Hits(rows, rows[0].search_total if rows else 0)
 
 
-def _count(expression: str, mind_id: str, where: str, params: list) -> int:
+def _count(expression: str, mind_id: str, where: str, params: list[Any]) -> int:
     sql = (
         f"SELECT count(*) FROM {FTS_TABLE} CROSS JOIN memories_memory AS m "
         f"ON m.rowid = {FTS_TABLE}.rowid WHERE {FTS_TABLE} MATCH %s AND m.mind_id = %s {where}"
     )
     with connection.cursor() as cursor:
         cursor.execute(sql, [expression, mind_id, *params])
-        return cursor.fetchone()[0]
+        total: int = cursor.fetchone()[0]
+        return total
 
 
-def _snippet(memory: Memory) -> str:
+def _snippet(memory: SearchRow) -> str:
     """The content around the matched words; the key when only the key or tags matched."""
     content = memory.search_snippet or ""
     if SNIPPET_OPEN in content:
@@ -240,7 +259,7 @@ def _snippet(memory: Memory) -> str:
 # --- maintenance -------------------------------------------------------------------------
 
 
-def _existing(cursor, kind: str, names: Iterable[str]) -> set[str]:
+def _existing(cursor: CursorWrapper, kind: str, names: Iterable[str]) -> set[str]:
     names = list(names)
     marks = ", ".join(["%s"] * len(names))
     cursor.execute(
@@ -261,7 +280,8 @@ def rebuild_index(*, using: str = DEFAULT_DB_ALIAS) -> int:
             cursor.execute(statement)
         cursor.execute(f"INSERT INTO {FTS_TABLE}({FTS_TABLE}) VALUES ('optimize')")
         cursor.execute(f"SELECT count(*) FROM {FTS_TABLE}_docsize")
-        return cursor.fetchone()[0]
+        indexed: int = cursor.fetchone()[0]
+        return indexed
 
 
 def ensure_index(*, using: str = DEFAULT_DB_ALIAS) -> bool:
@@ -313,7 +333,7 @@ def index_problems(*, using: str = DEFAULT_DB_ALIAS) -> list[str]:
     return problems
 
 
-def _compare_with_fresh_index(cursor) -> list[str]:
+def _compare_with_fresh_index(cursor: CursorWrapper) -> list[str]:
     fresh = "temp.memories_memory_fts_check"
     statements_drop = [
         "DROP TABLE IF EXISTS temp.memories_fts_check_live_terms",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from typing import Any
 
 from django.conf import settings
 from django.core.management.base import BaseCommand
@@ -11,7 +12,7 @@ from django.core.management.base import BaseCommand
 class Command(BaseCommand):
     help = "Print where Synapse listens and how to get an account and a Mind Key."
 
-    def handle(self, *args, **options):
+    def handle(self, *args: Any, **options: Any) -> None:
         host = os.environ.get("HOST", "127.0.0.1")
         port = os.environ.get("PORT", "8000")
         shown = "localhost" if host in ("0.0.0.0", "127.0.0.1", "::") else host

@@ -13,8 +13,9 @@ import os
 import sqlite3
 import tempfile
 from pathlib import Path
+from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import DEFAULT_DB_ALIAS, connections
 
 
@@ -25,12 +26,12 @@ class Command(BaseCommand):
         "On PostgreSQL, use pg_dump."
     )
 
-    def add_arguments(self, parser):
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("path", help="Where to write the copy, e.g. backups/synapse.sqlite3")
         parser.add_argument("--force", action="store_true", help="Overwrite PATH if it exists.")
         parser.add_argument("--database", default=DEFAULT_DB_ALIAS, help="Database alias.")
 
-    def handle(self, *args, path: str, force: bool, database: str, **options):
+    def handle(self, *args: Any, path: str, force: bool, database: str, **options: Any) -> None:
         conn = connections[database]
         if conn.vendor != "sqlite":
             raise CommandError(

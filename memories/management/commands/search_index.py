@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from django.core.management.base import BaseCommand, CommandError
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import DEFAULT_DB_ALIAS
 
 from memories.search import backend
@@ -16,12 +18,12 @@ class Command(BaseCommand):
         "without triggers, or when --check reports a problem."
     )
 
-    def add_arguments(self, parser):
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--rebuild", action="store_true", help="Recreate and refill it.")
         parser.add_argument("--check", action="store_true", help="Verify it; exit 1 if bad.")
         parser.add_argument("--database", default=DEFAULT_DB_ALIAS, help="Database alias.")
 
-    def handle(self, *args, rebuild: bool, check: bool, database: str, **options):
+    def handle(self, *args: Any, rebuild: bool, check: bool, database: str, **options: Any) -> None:
         if not (rebuild or check):
             raise CommandError("Say what to do: --rebuild, --check, or both.")
         try:

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.contrib.auth import get_user_model
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from minds.services import mind_create
 
@@ -11,12 +13,12 @@ from minds.services import mind_create
 class Command(BaseCommand):
     help = "Create a mind for a user (creating the user if needed) and print its Mind Key once."
 
-    def add_arguments(self, parser):
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--email", required=True, help="The owner's email address.")
         parser.add_argument("--name", required=True, help="A name for the mind.")
         parser.add_argument("--description", default="", help="What this mind is for.")
 
-    def handle(self, *args, email: str, name: str, description: str, **options):
+    def handle(self, *args: Any, email: str, name: str, description: str, **options: Any) -> None:
         User = get_user_model()
         name = name.strip()
         if not name:
