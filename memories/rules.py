@@ -342,9 +342,9 @@ def memory_body_clean(
             errors[name] = [str(exc)]
 
     provenance = None
-    if restore and actor.kind == "user":
-        provenance = _provenance(body, errors)
-        values.pop("source", None)
+    if restore and actor.kind == "user" and "source" not in errors:
+        # The source was checked above with the other fields; the record's is kept as it was.
+        provenance = _provenance(body, values.pop("source", None) or Source.USER, errors)
     if errors:
         raise Invalid(errors)
 
@@ -359,13 +359,10 @@ def memory_body_clean(
     return MemoryWrite(values, source, tuple(warnings), provenance)
 
 
-def _provenance(body: Mapping[str, Any], errors: dict[str, list[str]]) -> Provenance | None:
+def _provenance(
+    body: Mapping[str, Any], source: str, errors: dict[str, list[str]]
+) -> Provenance | None:
     """The source and verification an export record carries (a person's import)."""
-    try:
-        source = clean_source(body.get("source") or Source.USER)
-    except ValueError as exc:
-        errors["source"] = [str(exc)]
-        return None
     verified = body.get("verified", source == Source.USER)
     if not isinstance(verified, bool):
         errors["verified"] = ["Must be true or false."]

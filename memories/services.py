@@ -191,7 +191,7 @@ def _upsert(
                     created_at=now,
                     updated_at=now,
                 )
-                _apply(memory, write, actor=actor, creating=True, now=now)
+                _apply(memory, write, actor=actor, before=None, now=now)
                 batch.created(memory)
                 stored[pair] = memory
                 results.append(UpsertResult(memory, "created", list(write.warnings)))
@@ -370,11 +370,19 @@ def _write_lock(mind_id: str) -> Iterator[None]:
 
 
 def _apply(
-    memory: Memory, write: MemoryWrite, *, actor: Actor, creating: bool, now: datetime
+    memory: Memory,
+    write: MemoryWrite,
+    *,
+    actor: Actor,
+    before: dict[str, Any] | None,
+    now: datetime,
 ) -> None:
-    """Apply a judged write plus the source and verification rules to `memory` (unsaved)."""
+    """Apply a judged write plus the source and verification rules to `memory` (unsaved).
+
+    `before` is the memory's audit snapshot before the write, None for a new memory.
+    """
     values = write.values
-    before = None if creating else audit.snapshot(memory)
+    creating = before is None
     content_changed = "content" in values and values["content"] != memory.content
     for name, value in values.items():
         setattr(memory, name, value)
@@ -419,8 +427,8 @@ class _Writes:
         self.actor = actor
         self.now = now
         self.new: dict[str, Memory] = {}
-        self.columns: dict[str, set[str]] = {}  # changed memory's id → changed columns
-        self.stored: dict[str, Memory] = {}
+        # A stored memory that changed, by id, with the columns to write.
+        self.stored: dict[str, tuple[Memory, set[str]]] = {}
         self.events: list[dict[str, Any]] = []
 
     def created(self, memory: Memory) -> None:
@@ -430,7 +438,7 @@ class _Writes:
     def updated(self, memory: Memory, write: MemoryWrite) -> bool:
         """Apply `write` to a stored (or just created) memory; False when nothing changed."""
         before = audit.snapshot(memory)
-        _apply(memory, write, actor=self.actor, creating=False, now=self.now)
+        _apply(memory, write, actor=self.actor, before=before, now=self.now)
         return self.changed(memory, before, action=Action.UPDATE)
 
     def changed(self, memory: Memory, before: dict[str, Any], *, action: str) -> bool:
@@ -439,8 +447,7 @@ class _Writes:
             return False
         memory.updated_at = self.now
         if memory.pk not in self.new:
-            self.stored[memory.pk] = memory
-            self.columns.setdefault(memory.pk, {"updated_at"}).update(changes)
+            self.stored.setdefault(memory.pk, (memory, {"updated_at"}))[1].update(changes)
         self._event(memory, action, changes)
         return True
 
@@ -455,11 +462,11 @@ class _Writes:
         new = list(self.new.values())
         rows.insert(Memory, [memory.__dict__ for memory in new])
         by_columns: dict[tuple[str, ...], list[Memory]] = {}
-        for pk, columns in self.columns.items():
-            by_columns.setdefault(tuple(sorted(columns)), []).append(self.stored[pk])
+        for memory, columns in self.stored.values():
+            by_columns.setdefault(tuple(sorted(columns)), []).append(memory)
         for names, memories in by_columns.items():
             rows.update(Memory, memories, names)
-        retagged = [self.stored[pk] for pk, columns in self.columns.items() if "tags" in columns]
+        retagged = [memory for memory, columns in self.stored.values() if "tags" in columns]
         if retagged:
             MemoryTag.objects.filter(memory_id__in=[m.pk for m in retagged]).delete()
         rows.insert(
