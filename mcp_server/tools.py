@@ -26,20 +26,33 @@ from jsonschema import Draft202012Validator
 from memories import selectors, services
 from memories.actors import Actor
 from memories.errors import CoreError, NotFound
-from memories.fields import CATEGORIES, PRIORITIES, input_schema, memory_to_dict, output_schema
+from memories.fields import (
+    CATEGORIES,
+    PRIORITIES,
+    input_schema,
+    memory_to_dict,
+    output_schema,
+    page_to_dict,
+    search_to_dict,
+    stored_to_dict,
+)
 from memories.filters import MemoryFilters
 from memories.models import MAX_KEY_LENGTH, MAX_TAG_LENGTH, Priority
 from memories.recall import recall_render_text, recall_selection
 from memories.rules import DURATION_FORMS, normalize_tag, parse_duration
 from memories.search import MAX_LIMIT as SEARCH_MAX_LIMIT
-from memories.selectors import EXPIRING_SOON, MemoryPage, expiring_filters
+from memories.selectors import (
+    EXPIRING_SOON,
+    LIST_LIMIT_MAX,
+    MAX_OFFSET,
+    MemoryPage,
+    expiring_filters,
+)
 from minds.access import MindAgent
 from minds.models import Mind
 
 LIST_DEFAULT = 50
-LIST_MAX = 1000
 SEARCH_DEFAULT = 10
-MAX_OFFSET = 10**12
 
 
 class ToolError(Exception):
@@ -163,14 +176,7 @@ def _structured(data: dict) -> ToolOutput:
 
 
 def _page(page: MemoryPage, limit: int, offset: int) -> ToolOutput:
-    return _structured(
-        {
-            "memories": [memory_to_dict(m) for m in page.memories],
-            "total": page.total,
-            "limit": limit,
-            "offset": offset,
-        }
-    )
+    return _structured(page_to_dict(page.memories, total=page.total, limit=limit, offset=offset))
 
 
 def _tag(value: str | None) -> str | None:
@@ -210,24 +216,19 @@ def remember_tool(ctx: ToolContext, args: dict[str, Any]) -> ToolOutput:
     # The arguments are a store body, judged by the core's one validator like POST /memory.
     result = services.memory_store(mind=ctx.mind, actor=ctx.actor, body=args, now=ctx.now)
     return _structured(
-        {**memory_to_dict(result.memory), "action": result.action, "warnings": result.warnings}
+        stored_to_dict(result.memory, action=result.action, warnings=result.warnings)
     )
 
 
 def search_tool(ctx: ToolContext, args: dict[str, Any]) -> ToolOutput:
-    q = args["q"]
     page = selectors.memory_search(
         mind=ctx.mind,
-        q=q,
+        q=args["q"],
         filters=MemoryFilters(tag=_tag(args.get("tag")), category=args.get("category")),
         limit=args.get("limit", SEARCH_DEFAULT),
         now=ctx.now,
     )
-    results = [
-        {**memory_to_dict(hit.memory), "score": hit.score, "snippet": hit.snippet}
-        for hit in page.hits
-    ]
-    return _structured({"query": q, "results": results, "total": page.total})
+    return _structured(search_to_dict(page))
 
 
 def forget_tool(ctx: ToolContext, args: dict[str, Any]) -> ToolOutput:
@@ -453,7 +454,7 @@ TOOLS: dict[str, Tool] = {
                         "type": "boolean",
                         "description": "true: confirmed by the user; false: not yet.",
                     },
-                    "limit": _limit(LIST_DEFAULT, LIST_MAX),
+                    "limit": _limit(LIST_DEFAULT, LIST_LIMIT_MAX),
                     "offset": OFFSET,
                 }
             ),
@@ -469,7 +470,7 @@ TOOLS: dict[str, Tool] = {
                 "first. Use it when a topic has a tag, e.g. a project name or 'docker'."
             ),
             input_schema=_object(
-                {"tag": TAG, "limit": _limit(LIST_DEFAULT, LIST_MAX), "offset": OFFSET},
+                {"tag": TAG, "limit": _limit(LIST_DEFAULT, LIST_LIMIT_MAX), "offset": OFFSET},
                 required=("tag",),
             ),
             handler=by_tag_tool,
@@ -492,7 +493,7 @@ TOOLS: dict[str, Tool] = {
                         "description": f"{DURATION_FORMS[0].upper()}{DURATION_FORMS[1:]}. "
                         f"Default {EXPIRING_SOON.days}d.",
                     },
-                    "limit": _limit(LIST_DEFAULT, LIST_MAX),
+                    "limit": _limit(LIST_DEFAULT, LIST_LIMIT_MAX),
                     "offset": OFFSET,
                 }
             ),
@@ -523,16 +524,6 @@ def _argument_errors(name: str, arguments: dict) -> list[str]:
     return messages
 
 
-def core_error_text(exc: CoreError) -> str:
-    """A core error as one text for the model: each field and its messages."""
-    fields = getattr(exc, "fields", None)
-    if not fields:
-        return exc.detail
-    return " ".join(
-        f"{name}: {message}" for name, messages in fields.items() for message in messages
-    )
-
-
 def _error_result(message: str) -> dict[str, Any]:
     return {"content": [{"type": "text", "text": message}], "isError": True}
 
@@ -552,7 +543,7 @@ def tool_call(ctx: ToolContext, name: str, arguments: dict) -> dict:
     except ToolError as exc:
         return _error_result(str(exc))
     except CoreError as exc:  # a refusal the API would answer with a 4xx
-        return _error_result(core_error_text(exc))
+        return _error_result(exc.text())
     result: dict = {"content": [{"type": "text", "text": output.text}], "isError": False}
     if output.structured is not None:
         result["structuredContent"] = output.structured

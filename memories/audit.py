@@ -16,6 +16,7 @@ from memories.actors import Actor
 from memories.errors import NotFound
 from memories.fields import AUDITED_FIELDS, RESTORABLE_FIELDS, TOMBSTONE_FIELDS, audit_values
 from memories.models import Memory, MemoryEvent
+from memories.rules import can_be_stored
 from minds.models import Mind
 
 Action = MemoryEvent.Action
@@ -74,7 +75,7 @@ def memory_events(
     offset: int = 0,
 ) -> tuple[list[MemoryEvent], int]:
     """The audit trail of the mind, newest first, optionally for one action or memory."""
-    if memory_id is not None and "\x00" in memory_id:
+    if not can_be_stored(memory_id):
         return [], 0
     events = MemoryEvent.objects.filter(mind=mind)
     if action is not None:

@@ -24,6 +24,10 @@ class CoreError(Exception):
         super().__init__(detail)
         self.detail = detail
 
+    def text(self) -> str:
+        """The whole refusal in one text, for a face that shows no fields apart."""
+        return self.detail
+
 
 class Invalid(CoreError):
     """Input that breaks a rule: {field: [messages]} for every field at fault."""
@@ -37,6 +41,10 @@ class Invalid(CoreError):
     @classmethod
     def one(cls, field: str, message: str) -> Invalid:
         return cls({field: [message]})
+
+    def text(self) -> str:
+        """Every message after the field it is about: "key: May not be empty. tags: …"."""
+        return " ".join(f"{name}: {m}" for name, messages in self.fields.items() for m in messages)
 
 
 def _summary(fields: dict[str, list[str]]) -> str:

@@ -9,7 +9,7 @@ admin's read-only fields, and which body fields a write ignores as the server's.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Literal
@@ -25,6 +25,7 @@ from memories.models import (
     Priority,
     Source,
 )
+from memories.search import SearchPage
 
 PRIORITY_NAMES: dict[int, str] = {p.value: p.label for p in Priority}
 CATEGORIES: tuple[str, ...] = tuple(Category.values)
@@ -219,6 +220,32 @@ def values_to_dict(values: Mapping[str, Any]) -> dict[str, Any]:
 
 
 VALUE_NAMES: tuple[str, ...] = tuple(f.attribute for f in MEMORY_FIELDS)
+
+
+def page_to_dict(
+    memories: Iterable[Memory], *, total: int, limit: int, offset: int
+) -> dict[str, Any]:
+    """A memory list as every face answers it (API lists, MCP list tools)."""
+    return {
+        "memories": [memory_to_dict(m) for m in memories],
+        "total": total,
+        "limit": limit,
+        "offset": offset,
+    }
+
+
+def stored_to_dict(memory: Memory, *, action: str, warnings: list[str]) -> dict[str, Any]:
+    """The answer of a store: the memory, what was done, and what was not as asked."""
+    return {**memory_to_dict(memory), "action": action, "warnings": warnings}
+
+
+def search_to_dict(page: SearchPage) -> dict[str, Any]:
+    """A search as every face answers it: each memory with its score and snippet."""
+    results = [
+        {**memory_to_dict(hit.memory), "score": hit.score, "snippet": hit.snippet}
+        for hit in page.hits
+    ]
+    return {"query": page.query, "results": results, "total": page.total}
 
 
 def audit_values(memory: Memory, names: tuple[str, ...] = AUDITED_FIELDS) -> dict[str, Any]:

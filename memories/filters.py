@@ -16,6 +16,7 @@ from django.db.models import Exists, F, OuterRef, QuerySet
 from django.db.models.expressions import OrderBy
 
 from memories.models import Memory, MemoryTag, expired_q, live_q
+from memories.rules import can_be_stored
 
 Expired = Literal["hide", "include", "only"]
 # A queryset of memories, kept as its own class (MemoryQuerySet) through the filters.
@@ -59,7 +60,7 @@ class MemoryFilters:
     @property
     def impossible(self) -> bool:
         """True when no memory can match: a tag with a NUL, which no tag holds."""
-        return self.tag is not None and "\x00" in self.tag
+        return not can_be_stored(self.tag)
 
     def apply(self, memories: _Memories, *, now: datetime) -> _Memories:
         """`memories` narrowed by these filters (the ORM rendering)."""

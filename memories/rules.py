@@ -127,6 +127,12 @@ def clean_key(value: Any) -> str:
     return value
 
 
+def can_be_stored(value: str | None) -> bool:
+    """False for text no record can hold (a NUL), so a lookup by it finds nothing: SQLite
+    finds no match, PostgreSQL would refuse to compare it at all."""
+    return value is None or "\x00" not in value
+
+
 def normalize_tag(tag: str) -> str:
     """Tags are trimmed and lower-cased; matching is case-insensitive."""
     return tag.strip().lower()

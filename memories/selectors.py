@@ -40,6 +40,7 @@ from memories.models import (
     expiring_q,
     live_q,
 )
+from memories.rules import can_be_stored
 from memories.search import DEFAULT_LIMIT, SearchHit, SearchPage, SearchQueryError, backend
 from memories.search.query import parse_query
 from minds.models import Mind
@@ -50,12 +51,16 @@ IMPORTANT = (Priority.HIGH, Priority.CRITICAL)
 ATTENTION_IDS = 5
 NOT_FOUND = "No memory with this id in this mind."
 NO_FILTERS = MemoryFilters()  # live memories, nothing else narrowed
+# How far a list pages: at most this many memories a page, starting at most this far in (far
+# beyond any mind, and well inside SQLite's 64-bit integers: a larger OFFSET is an error).
+LIST_LIMIT_MAX = 1000
+MAX_OFFSET = 10**12
 
 
 def memory_get(*, mind: Mind, memory_id: str) -> Memory:
     """The memory `memory_id` of this mind; another mind's is NotFound like a missing one."""
     memory = None
-    if "\x00" not in memory_id:  # no id holds one (PostgreSQL could not even compare it)
+    if can_be_stored(memory_id):
         memory = Memory.objects.filter(mind=mind, pk=memory_id).first()
     if memory is None:
         raise NotFound(NOT_FOUND)
@@ -65,7 +70,7 @@ def memory_get(*, mind: Mind, memory_id: str) -> Memory:
 def memory_get_by_key(*, mind: Mind, category: str, key: str) -> Memory:
     """The mind's memory (category, key), or NotFound."""
     memory = None
-    if "\x00" not in key:
+    if can_be_stored(key):
         memory = Memory.objects.filter(mind=mind, category=category, key=key).first()
     if memory is None:
         raise NotFound(f'No memory with category "{category}" and key "{key}" in this mind.')

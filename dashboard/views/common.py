@@ -1,5 +1,5 @@
-"""What every dashboard view shares: the person's own mind, paging through a selector, where
-to go after an action, and the core's errors as a message."""
+"""What every dashboard view shares: the person's own mind, paging through a selector, and
+where to go after an action."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from typing import Any
 from django.http import Http404, HttpRequest
 from django.utils.http import url_has_allowed_host_and_scheme
 
-from memories.errors import CoreError, Invalid, NotFound
+from memories.errors import NotFound
 from memories.models import Memory
 from memories.selectors import MemoryPage, memory_get
 from minds.access import mind_for_person
@@ -31,15 +31,6 @@ def own_memory(request: HttpRequest, mind_id: str, memory_id: str) -> tuple[Mind
         return mind, memory_get(mind=mind, memory_id=memory_id)
     except NotFound as exc:
         raise Http404(exc.detail) from None
-
-
-def error_text(exc: CoreError) -> str:
-    """A core error as one sentence for a message: each field with its messages."""
-    if isinstance(exc, Invalid):
-        return " ".join(
-            f"{name}: {message}" for name, messages in exc.fields.items() for message in messages
-        )
-    return exc.detail
 
 
 def next_url(request: HttpRequest, default: str) -> str:

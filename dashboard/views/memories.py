@@ -11,7 +11,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_http_methods, require_POST
 
 from dashboard.forms import EXPIRED_MODES, MemoryEditForm, MemoryFilterForm
-from dashboard.views.common import SelectorPages, error_text, next_url, own_memory, own_mind
+from dashboard.views.common import SelectorPages, next_url, own_memory, own_mind
 from memories import audit, services
 from memories.actors import Actor
 from memories.errors import Conflict, Invalid, NotFound
@@ -173,7 +173,7 @@ def memory_restore(
             memory=memory, actor=Actor.for_user(request.user), body=entry.restorable
         )
     except (Invalid, Conflict) as exc:
-        messages.error(request, f"Could not restore that version: {error_text(exc)}")
+        messages.error(request, f"Could not restore that version: {exc.text()}")
     else:
         when = entry.event.at.strftime("%Y-%m-%d %H:%M UTC")
         messages.success(request, f"Restored the version of {when}.")

@@ -10,13 +10,12 @@ from memories.fields import CATEGORIES, PRIORITIES, SOURCES
 from memories.filters import Expired
 from memories.models import Priority
 from memories.rules import DURATION_FORMS, normalize_tag, parse_duration
+from memories.selectors import MAX_OFFSET
 
 Params = Mapping[str, str]
 
 TRUE_WORDS = {"1", "true", "yes", "on"}
 FALSE_WORDS = {"0", "false", "no", "off"}
-# Far beyond any mind, and well inside SQLite's 64-bit integers (a larger OFFSET is a 500).
-MAX_OFFSET = 10**12
 
 
 def param_int(

@@ -10,7 +10,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from memories.api.params import param_category, param_expired, param_limit, param_tag
-from memories.fields import CATEGORIES, memory_to_dict
+from memories.fields import CATEGORIES, search_to_dict
 from memories.filters import MemoryFilters
 from memories.search import DEFAULT_LIMIT, MAX_LIMIT, MAX_QUERY_CHARS
 from memories.selectors import memory_search
@@ -72,8 +72,4 @@ class MemorySearchView(APIView):
             tag=param_tag(params), category=param_category(params), expired=param_expired(params)
         )
         page = memory_search(mind=mind, q=q, filters=filters, limit=limit)
-        results = [
-            {**memory_to_dict(hit.memory), "score": hit.score, "snippet": hit.snippet}
-            for hit in page.hits
-        ]
-        return Response({"query": q, "results": results, "total": page.total})
+        return Response(search_to_dict(page))

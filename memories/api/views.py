@@ -34,7 +34,6 @@ from memories.actors import Actor
 from memories.api.idempotency import HEADER as IDEMPOTENCY_HEADER
 from memories.api.idempotency import idempotent
 from memories.api.params import (
-    MAX_OFFSET,
     param_bool,
     param_category,
     param_choice,
@@ -56,10 +55,20 @@ from memories.api.serializers import (
     MemoryWriteSerializer,
 )
 from memories.errors import Invalid
-from memories.fields import CATEGORIES, PRIORITIES, SOURCES, event_to_dict, iso, memory_to_dict
+from memories.fields import (
+    CATEGORIES,
+    PRIORITIES,
+    SOURCES,
+    event_to_dict,
+    iso,
+    memory_to_dict,
+    page_to_dict,
+    stored_to_dict,
+)
 from memories.filters import MemoryFilters
 from memories.models import Memory, MemoryEvent
 from memories.rules import BULK_MAX_ITEMS, DURATION_FORMS, normalize_tag, parse_timestamp
+from memories.selectors import LIST_LIMIT_MAX, MAX_OFFSET
 from minds.scoping import mind_for_request
 from synapse_site.permissions import IsHuman
 
@@ -67,7 +76,6 @@ if TYPE_CHECKING:
     from rest_framework.permissions import _SupportsHasPermission
 
 LIST_LIMIT_DEFAULT = 100
-LIST_LIMIT_MAX = 1000
 
 MIND_PARAM = OpenApiParameter(
     "mind",
@@ -126,12 +134,7 @@ def actor_for_request(request: Request) -> Actor:
 
 def memory_page(page: selectors.MemoryPage, *, limit: int, offset: int) -> dict[str, Any]:
     """The answer of every memory list."""
-    return {
-        "memories": [memory_to_dict(m) for m in page.memories],
-        "total": page.total,
-        "limit": limit,
-        "offset": offset,
-    }
+    return page_to_dict(page.memories, total=page.total, limit=limit, offset=offset)
 
 
 _EXPONENT_NUMBER = re.compile(r"[+-]?(\d+(\.\d*)?|\.\d+)[eE][+-]?\d+")
@@ -282,11 +285,7 @@ class MemoryViewSet(viewsets.GenericViewSet[Memory]):
 
         def store() -> tuple[int, dict[str, Any]]:
             result = services.memory_store(mind=mind, actor=actor, body=request.data)
-            body = {
-                **memory_to_dict(result.memory),
-                "action": result.action,
-                "warnings": result.warnings,
-            }
+            body = stored_to_dict(result.memory, action=result.action, warnings=result.warnings)
             code = status.HTTP_201_CREATED if result.action == "created" else status.HTTP_200_OK
             return code, body
 
