@@ -4,8 +4,9 @@ Both hold every memory of the mind, expired ones included and marked (`"expired"
 ordered by category then key. JSON is the lossless form `POST /mind/import` reads back;
 CSV is for spreadsheets: one row per memory under a header row, tags joined by ", ",
 true/false for booleans, empty cells for nulls (a tag that itself holds a comma cannot be
-told apart there: use JSON to round-trip). Cells are written as stored: a spreadsheet may
-treat content starting with `=`, `+`, `-` or `@` as a formula.
+told apart there: use JSON to round-trip). A text cell a spreadsheet would run as a formula
+(starting with `=`, `+`, `-`, `@`, a tab or a carriage return) is written with a leading `'`,
+which spreadsheets show as text (OWASP's advice on CSV injection); the JSON form stays exact.
 
 Rows are read with `.iterator()` in chunks and written as they come, so an export of any
 size takes a constant amount of memory on the server.
@@ -69,12 +70,18 @@ def export_json(*, mind: Mind, now: datetime) -> Iterator[str]:
     yield "".join(lines) + f'\n], "total": {total}}}\n'
 
 
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
 def _cell(value: Any) -> Any:
-    """Empty for null, true/false as in the JSON form; anything else as it is."""
+    """Empty for null, true/false as in the JSON form, text that could run as a formula behind
+    a `'`; anything else as it is."""
     if value is None:
         return ""
     if isinstance(value, bool):
         return "true" if value else "false"
+    if isinstance(value, str) and value.startswith(FORMULA_STARTS):
+        return "'" + value
     return value
 
 

@@ -85,6 +85,21 @@ def test_csv_export_parses_with_the_csv_module(agent, stocked):
     assert by_key["soon"]["verified_by"] == ""
 
 
+@pytest.mark.parametrize("start", ["=", "+", "-", "@", "\t", "\r"])
+def test_csv_cells_that_a_spreadsheet_would_run_are_text(agent, mind, start):
+    formula = f"{start}HYPERLINK(\"http://example.invalid\",\"x\")"
+    remember(mind, "formula", formula, tags=[f"{start}cmd", "plain"])
+    rows = list(csv.DictReader(io.StringIO(export(agent, "csv"), newline="")))
+    (row,) = rows
+    assert row["content"] == "'" + formula
+    if start.strip():  # a tag is trimmed when stored, so only these reach the CSV
+        assert row["tags"] == f"'{start}cmd, plain"
+    assert row["key"] == "formula" and row["category"] == "fact"
+    # the JSON export stays exact
+    (memory,) = json.loads(export(agent))["memories"]
+    assert memory["content"] == formula
+
+
 def test_export_streams_with_a_fixed_number_of_queries(agent, mind):
     for i in range(1200):  # more than one chunk of the iterator
         remember(mind, f"k{i:04d}")
@@ -121,6 +136,37 @@ def test_person_import_of_an_export_reproduces_the_mind(human, owner, stocked, m
     assert comparable(again["memories"], *kept) == comparable(dump["memories"], *kept)
     assert {m["id"] for m in again["memories"]}.isdisjoint(m["id"] for m in dump["memories"])
     assert MemoryEvent.objects.filter(mind=restored, action="create").count() == 5
+
+
+def test_person_import_keeps_only_their_own_verification(human, owner, mind):
+    record = {"category": "fact", "content": "x", "source": "user", "verified": True}
+    records = [
+        {**record, "key": "mine", "verified_by": owner.email.upper()},
+        {**record, "key": "unnamed"},
+        {**record, "key": "theirs", "verified_by": "alice@example.com"},
+    ]
+    response = human.post(f"/mind/import?mind={mind.pk}", {"memories": records}, format="json")
+    assert response.status_code == 200, response.content
+    stored = {m.key: m for m in Memory.objects.filter(mind=mind)}
+    assert stored["mine"].verified and stored["mine"].verified_by == owner.email
+    assert stored["unnamed"].verified and stored["unnamed"].verified_by == owner.email
+    assert not stored["theirs"].verified and stored["theirs"].verified_by == ""
+    (item,) = [i for i in response.json()["results"] if i.get("key") == "theirs"]
+    assert "alice@example.com" in " ".join(item["warnings"])
+
+
+@pytest.mark.parametrize(
+    "field, value",
+    [("verified_by", "\ud800"), ("verified_by", 7), ("verified_at", "2999-01-01T00:00:00Z")],
+)
+def test_person_import_refuses_bad_provenance(human, mind, field, value):
+    record = {"category": "fact", "key": "k", "content": "x", "verified": True, field: value}
+    raw = json.dumps({"memories": [record]})  # ASCII-escaped: a lone surrogate as JSON sends it
+    response = human.post(f"/mind/import?mind={mind.pk}", raw, content_type="application/json")
+    assert response.status_code == 200, response.content
+    (error,) = response.json()["errors"]
+    assert field in error["fields"]
+    assert not Memory.objects.filter(mind=mind).exists()
 
 
 def test_agent_import_stores_agent_unverified(agent, owner, stocked):
