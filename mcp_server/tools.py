@@ -14,6 +14,7 @@ the model can act on, never as a protocol error.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -597,8 +598,9 @@ def resource_read(ctx: ToolContext, uri: str) -> list[dict]:
         if unknown:
             raise ToolError(f"Unknown recall parameters: {', '.join(sorted(unknown))}.")
         args: dict[str, Any] = dict(params)
-        if "budget" in args:
-            args["budget"] = int(args["budget"]) if args["budget"].isdigit() else args["budget"]
+        # ASCII digits of sane length only: anything else reaches the schema check as text.
+        if re.fullmatch(r"[0-9]{1,12}", args.get("budget", "")):
+            args["budget"] = int(args["budget"])
         problems = _argument_errors("recall", args)
         if problems:
             raise ToolError(" ".join(problems))

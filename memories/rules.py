@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from django.utils import timezone
 from django.utils.text import slugify
 
 from memories.actors import Actor
@@ -348,16 +349,18 @@ def memory_body_clean(
             errors[name] = [str(exc)]
 
     provenance = None
+    warnings: list[str] = []
     if restore and actor.kind == "user" and "source" not in errors:
         # The source was checked above with the other fields; the record's is kept as it was.
-        provenance = _provenance(body, values.pop("source", None) or Source.USER, errors)
+        source = values.pop("source", None) or Source.USER
+        provenance = _provenance(body, source, actor=actor, errors=errors, warnings=warnings)
     if errors:
         raise Invalid(errors)
 
-    warnings: list[str] = []
     source = values.pop("source", None)
     if source is not None:
-        source, warnings = resolve_source(actor=actor, requested=source)
+        source, source_warnings = resolve_source(actor=actor, requested=source)
+        warnings += source_warnings
     if not partial and values.get("key") is None:
         values["key"] = derive_key(category=values["category"], content=values["content"])
     if ignored and not restore:
@@ -366,21 +369,38 @@ def memory_body_clean(
 
 
 def _provenance(
-    body: Mapping[str, Any], source: str, errors: dict[str, list[str]]
+    body: Mapping[str, Any],
+    source: str,
+    *,
+    actor: Actor,
+    errors: dict[str, list[str]],
+    warnings: list[str],
 ) -> Provenance | None:
-    """The source and verification an export record carries (a person's import)."""
+    """The source and verification an export record carries (a person's import).
+
+    Verification is a person's word: a record keeps it only when it names the importing
+    person (or no one); one verified by someone else arrives unverified, with a warning.
+    """
     verified = body.get("verified", source == Source.USER)
     if not isinstance(verified, bool):
         errors["verified"] = ["Must be true or false."]
     verified_by = body.get("verified_by") or ""
-    if not isinstance(verified_by, str):
-        errors["verified_by"] = ["Must be a string."]
+    if not isinstance(verified_by, str) or _UNENCODABLE.search(verified_by):
+        errors["verified_by"] = ["Must be a string without NUL or surrogate code points."]
     verified_at = None
     if body.get("verified_at") is not None:
         try:
             verified_at = parse_timestamp(body["verified_at"])
         except ValueError as exc:
             errors["verified_at"] = [str(exc)]
+        else:
+            if verified_at > timezone.now():
+                errors["verified_at"] = ["May not lie in the future."]
     if any(name in errors for name in ("verified", "verified_by", "verified_at")):
         return None
-    return Provenance(source, bool(verified), str(verified_by)[:254], verified_at)
+    if verified and verified_by and verified_by.casefold() != actor.name.casefold():
+        warnings.append(
+            f"Imported unverified: verified by {verified_by[:254]}, not by you; verify it again."
+        )
+        return Provenance(source, False, "", None)
+    return Provenance(source, bool(verified), actor.name if verified else "", verified_at)

@@ -280,6 +280,13 @@ def test_recall_resource(mcp, mind):
     assert mcp.rpc("resources/read", {"uri": "https://x"})["error"]["code"] == -32002
 
 
+@pytest.mark.parametrize("budget", ["%C2%B2", "²", "٣", "9" * 5000, "-5", "1e3"])
+def test_recall_resource_with_an_odd_budget_is_a_parameter_error(mcp, budget):
+    answer = mcp.rpc("resources/read", {"uri": f"synapse://recall?budget={budget}"})
+    assert answer["error"]["code"] == -32602, answer
+    assert "budget" in answer["error"]["message"]
+
+
 def test_memory_resource_template(mcp, mind):
     memory = store(mind, key="fact_city", content="Berlin")
     templates = mcp.rpc("resources/templates/list")["result"]["resourceTemplates"]
