@@ -2,6 +2,8 @@
 
 import os
 
+from synapse_site.server import exposure_problem, use_json_protocol_errors
+
 bind = f"{os.environ.get('HOST', '127.0.0.1')}:{os.environ.get('PORT', '8000')}"
 workers = int(os.environ.get("WEB_CONCURRENCY", "2"))
 accesslog = "-"
@@ -12,6 +14,18 @@ errorlog = "-"
 # Agents keep connections short; a slow client must not pin a worker forever.
 timeout = 30
 graceful_timeout = 10
+# gunicorn's largest, so an over-long search mostly reaches the API and its JSON 400; a line
+# longer still gets a JSON 414 (synapse_site/server.py).
+limit_request_line = 8190
+
+
+def on_starting(server):
+    proxies = int(os.environ.get("SYNAPSE_NUM_PROXIES", "0") or 0)
+    for address in server.cfg.bind:
+        problem = exposure_problem(address, proxies)
+        if problem:
+            raise SystemExit(problem)
+    use_json_protocol_errors()
 
 
 # Memory. A DRF view and its request point at each other (view.request and
@@ -24,6 +38,8 @@ LARGE_ANSWER = 256 * 1024
 
 def post_worker_init(worker):
     import gc
+
+    use_json_protocol_errors()
 
     gc.freeze()
 

@@ -157,6 +157,38 @@ def test_garbage_gets_a_4xx_or_a_closed_connection_and_the_server_stays_up(serve
     assert_alive(server)
 
 
+@pytest.mark.parametrize("data", GARBAGE[:7], ids=range(7))
+def test_errors_found_before_django_are_json_too(server, data):
+    answer = raw(server, data)
+    if answer:
+        assert b"content-type: application/json" in answer.lower(), answer[:300]
+        status, body = status_and_json(answer)
+        assert 400 <= status < 500 and body["error"] and body["detail"]
+
+
+def test_a_search_too_long_for_the_api_is_its_json_400(server):
+    answer = request(
+        server,
+        "GET",
+        "/memory/search?q=" + "a" * 5000,
+        headers={"Authorization": f"Bearer {server.key}"},
+    )
+    status, body = status_and_json(answer)
+    assert status == 400 and body["error"] == "invalid" and "q" in body["fields"]
+
+
+def test_a_request_line_too_long_for_the_server_is_a_json_414(server):
+    answer = request(
+        server,
+        "GET",
+        "/memory/search?q=" + "%C3%A9" * 2000,
+        headers={"Authorization": f"Bearer {server.key}"},
+    )
+    status, body = status_and_json(answer)
+    assert status == 414 and body["error"] == "uri_too_long", answer[:300]
+    assert_alive(server)
+
+
 def test_a_client_that_sends_half_a_body_and_leaves_does_not_hurt(server):
     for _ in range(5):
         raw(

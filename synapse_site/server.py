@@ -1,0 +1,69 @@
+"""What gunicorn needs from Synapse beyond its settings (gunicorn.conf.py uses it).
+
+- Errors gunicorn answers itself, before Django sees the request (a request line or header
+  over its limits, malformed HTTP), in the API's JSON shape instead of gunicorn's HTML page.
+- The deployment rule for gunicorn's sync workers: each holds one connection at a time, so
+  clients that send slowly can hold them all. A buffering proxy in front (docs/deploy.md)
+  reads each request whole first; bound to a non-loopback address without one, the server
+  refuses to start.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import json
+import socket
+
+# What each status gunicorn answers by itself means, in the API's error codes.
+PROTOCOL_ERRORS = {
+    400: ("bad_request", "The request is not valid HTTP"),
+    403: ("forbidden", "The request is forbidden"),
+    414: ("uri_too_long", "The request line (path and query) is too long"),
+    417: ("expectation_failed", "The Expect header cannot be met"),
+    431: ("headers_too_large", "The request headers are too large"),
+    501: ("not_implemented", "That transfer coding is not supported"),
+}
+
+
+def protocol_error_bytes(status: int, reason: str, message: str) -> bytes:
+    """A whole HTTP/1.1 answer for an error found while reading the request."""
+    code, sentence = PROTOCOL_ERRORS.get(status, ("server_error", "Something went wrong"))
+    detail = f"{sentence}: {message}." if message else f"{sentence}."
+    body = json.dumps({"error": code, "detail": detail}).encode()
+    head = (
+        f"HTTP/1.1 {status} {reason}\r\nConnection: close\r\n"
+        f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n"
+    )
+    return head.encode("latin-1") + body
+
+
+def write_protocol_error(sock: socket.socket, status_int: int, reason: str, mesg: str) -> None:
+    """Stands in for `gunicorn.util.write_error` (same signature): the JSON form."""
+    from gunicorn import util
+
+    util.write_nonblock(sock, protocol_error_bytes(status_int, reason, mesg))
+
+
+def use_json_protocol_errors() -> None:
+    # gunicorn writes these answers with one module-level function and has no setting for it.
+    from gunicorn import util
+
+    util.write_error = write_protocol_error
+
+
+def exposure_problem(bind: str, num_proxies: int) -> str | None:
+    """Why serving on `bind` is refused, or None when it is fine."""
+    if num_proxies > 0 or bind.startswith("unix:"):
+        return None
+    host = bind.rsplit(":", 1)[0].strip("[]") if ":" in bind else bind
+    try:
+        loopback = host == "localhost" or ipaddress.ip_address(host).is_loopback
+    except ValueError:  # a host name other than localhost
+        loopback = False
+    if loopback:
+        return None
+    return (
+        f"Refusing to serve on {bind}: gunicorn's workers each hold one connection, so slow "
+        "clients on the network could hold them all. Put a buffering proxy such as nginx in "
+        "front (docs/deploy.md) and set SYNAPSE_NUM_PROXIES=1, or bind HOST=127.0.0.1."
+    )

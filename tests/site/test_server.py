@@ -1,0 +1,58 @@
+"""synapse_site/server.py: gunicorn's own errors in the API's shape, and the refusal to face the
+network without a buffering proxy in front of the sync workers."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+
+import pytest
+
+from synapse_site.server import exposure_problem, protocol_error_bytes
+from tests.reliability.harness import GUNICORN, REPO
+
+
+@pytest.mark.parametrize(
+    "bind", ["127.0.0.1:8000", "localhost:8000", "[::1]:8000", "127.0.0.5:80", "unix:/tmp/s"]
+)
+def test_loopback_and_unix_sockets_are_served(bind):
+    assert exposure_problem(bind, 0) is None
+
+
+@pytest.mark.parametrize("bind", ["0.0.0.0:8000", "[::]:8000", "192.0.2.7:80", "synapse.lan:80"])
+def test_a_network_address_needs_a_proxy_in_front(bind):
+    problem = exposure_problem(bind, 0)
+    assert problem and "SYNAPSE_NUM_PROXIES" in problem and "nginx" in problem
+    assert exposure_problem(bind, 1) is None
+
+
+def test_a_protocol_error_is_a_whole_json_answer():
+    head, _, body = protocol_error_bytes(
+        414, "URI Too Long", "Request Line is too large"
+    ).partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 414 URI Too Long\r\n")
+    assert b"Content-Type: application/json" in head
+    assert f"Content-Length: {len(body)}".encode() in head
+    assert json.loads(body) == {
+        "error": "uri_too_long",
+        "detail": "The request line (path and query) is too long: Request Line is too large.",
+    }
+
+
+@pytest.mark.slow
+def test_gunicorn_refuses_to_start_on_a_network_address_without_a_proxy(tmp_path):
+    # The check runs before gunicorn opens any socket: nothing listens, nothing is sent.
+    env = {**os.environ, "SYNAPSE_DATA_DIR": str(tmp_path), "HOST": "0.0.0.0", "PORT": "8799"}
+    env.pop("SYNAPSE_NUM_PROXIES", None)
+    done = subprocess.run(
+        [str(GUNICORN), "--config", "gunicorn.conf.py", "synapse_site.wsgi"],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode != 0
+    assert "Refusing to serve on 0.0.0.0:8799" in done.stderr
+    assert "Listening at" not in done.stderr
