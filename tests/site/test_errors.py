@@ -41,7 +41,7 @@ def test_unexpected_server_error_is_json_500(anon, monkeypatch):
     def boom(*args, **kwargs):
         raise RuntimeError("kaboom")
 
-    monkeypatch.setattr(views.Mind.objects, "count", boom)
+    monkeypatch.setattr(views.Mind.objects, "exists", boom)
     anon.raise_request_exception = False
     with override_settings(DEBUG=False):
         response = anon.get("/health")

@@ -3,9 +3,17 @@ import pytest
 pytestmark = pytest.mark.django_db
 
 
-def test_health_answers_with_global_counts(anon, mind, stranger_mind, other_user):
+def test_health_tells_anyone_it_is_alive_and_only_staff_the_counts(
+    anon, client, mind, stranger_mind, other_user, owner
+):
     response = anon.get("/health")
     assert response.status_code == 200
+    assert response.json() == {"status": "ok"}
+    client.force_login(owner)
+    assert client.get("/health").json() == {"status": "ok"}
+    owner.is_staff = True
+    owner.save()
+    response = client.get("/health")
     assert response.json() == {"status": "ok", "users": 3, "minds": 2, "memories": 0}
 
 
