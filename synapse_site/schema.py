@@ -109,3 +109,10 @@ class UserJWTScheme(OpenApiAuthenticationExtension):
             "bearerFormat": "JWT",
             "description": "A person's access token from POST /login.",
         }
+
+
+def canonical_paths(endpoints: list[tuple[Any, ...]], **kwargs: Any) -> list[tuple[Any, ...]]:
+    """Publish each path in its canonical form, without the trailing slash the routes also
+    accept (`/memory`, not `/memory/`): clients generated from the schema call what the
+    documentation and the public client call."""
+    return [(path.rstrip("/") or "/", *rest) for path, *rest in endpoints]

@@ -255,6 +255,7 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
     "COMPONENT_SPLIT_REQUEST": True,
+    "PREPROCESSING_HOOKS": ["synapse_site.schema.canonical_paths"],
 }
 
 # Bodies above this answer 413 (a memory's content tops out at 50,000 characters).

@@ -13,10 +13,12 @@ import pytest
 import schemathesis
 from django.core import signals
 from django.db import close_old_connections
+from django.urls import resolve
 from hypothesis import HealthCheck, given, settings
 from hypothesis.errors import Unsatisfiable
 from schemathesis.checks import negative_data_rejection
 
+from memories.models import Memory
 from synapse_site.wsgi import application
 from tests.conftest import jwt_for
 
@@ -83,3 +85,30 @@ def test_api_answers_as_its_schema_says(api_schema, owner, owner_mind, mode):
         except (Exception, BaseExceptionGroup) as exc:
             failures.append(f"{operation.method.upper()} {operation.path}:\n{exc}")
     assert not failures, "\n\n".join(failures)
+
+
+def test_a_client_built_from_the_schema_calls_the_canonical_paths(api_schema, owner, owner_mind):
+    # The paths as a generated client formats them (schemathesis' own view of the schema):
+    # no trailing slash, and each one reaches its view (a GET answers without a redirect).
+    memory = Memory.objects.create(mind=owner_mind.mind, category="fact", key="k", content="x")
+    agent = {"Authorization": f"Bearer {owner_mind.key}"}
+    person = {"Authorization": f"Bearer {jwt_for(owner)}"}
+    ids = {"id": memory.pk}
+    paths = []
+    for result in api_schema.get_all_operations():
+        operation = result.ok()
+        if operation.path.startswith("/minds/"):
+            ids = {"id": owner_mind.mind.pk}
+        elif operation.path.startswith("/memory/"):
+            ids = {"id": memory.pk}
+        case = api_schema.make_case(operation=operation, path_parameters=ids)
+        path = case.formatted_path
+        paths.append(path)
+        assert not path.endswith("/"), path
+        assert resolve(path).url_name, path
+        if operation.method.upper() == "GET" and "{" not in operation.path:
+            human = operation.path.startswith(HUMAN_ONLY)
+            response = case.call(headers=person if human else agent)
+            reached = response.status_code < 300 or response.json()["error"] == "invalid"
+            assert reached, (path, response.status_code, response.text[:200])
+    assert "/memory" in paths and "/memory/recall" in paths and "/minds" in paths
