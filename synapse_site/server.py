@@ -14,6 +14,8 @@ import ipaddress
 import json
 import socket
 
+from gunicorn import util  # type: ignore[import-untyped]
+
 # What each status gunicorn answers by itself means, in the API's error codes.
 PROTOCOL_ERRORS = {
     400: ("bad_request", "The request is not valid HTTP"),
@@ -39,15 +41,11 @@ def protocol_error_bytes(status: int, reason: str, message: str) -> bytes:
 
 def write_protocol_error(sock: socket.socket, status_int: int, reason: str, mesg: str) -> None:
     """Stands in for `gunicorn.util.write_error` (same signature): the JSON form."""
-    from gunicorn import util
-
     util.write_nonblock(sock, protocol_error_bytes(status_int, reason, mesg))
 
 
 def use_json_protocol_errors() -> None:
     # gunicorn writes these answers with one module-level function and has no setting for it.
-    from gunicorn import util
-
     util.write_error = write_protocol_error
 
 
