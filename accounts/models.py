@@ -59,3 +59,18 @@ class User(AbstractBaseUser, PermissionsMixin):
 
     def get_short_name(self) -> str:
         return self.name or self.email
+
+
+class RevokedToken(models.Model):
+    """A refresh token ended by `POST /logout`, kept until it would have expired anyway.
+
+    Only the token's id is stored, never the token: a copy of the database holds nothing that
+    signs anyone in. Access tokens name the refresh token they were made from, so they stop
+    working with it.
+    """
+
+    jti = models.CharField(max_length=64, unique=True)
+    expires_at = models.DateTimeField(db_index=True)
+
+    def __str__(self) -> str:
+        return self.jti

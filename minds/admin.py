@@ -4,7 +4,7 @@ from typing import TYPE_CHECKING, Any, TypedDict
 
 from django.contrib import admin
 from django.db.models import Count, QuerySet
-from django.http import HttpRequest
+from django.http import HttpRequest, HttpResponse
 from django.template.response import TemplateResponse
 
 from minds import services
@@ -21,6 +21,31 @@ else:
 
 class _MemoryCount(TypedDict):
     _memory_count: int
+
+
+# The new mind's raw key, from save_model to response_add: on the request, in memory only.
+NEW_KEY_ATTR = "_synapse_new_mind_key"
+
+
+def keys_page(
+    request: HttpRequest,
+    model_admin: MindAdmin,
+    title: str,
+    intro: str,
+    keys: list[tuple[Mind, str]],
+) -> TemplateResponse:
+    """The one page that shows new keys: rendered directly, never stored in a message,
+    a cookie or the session."""
+    context = {
+        **model_admin.admin_site.each_context(request),
+        "title": title,
+        "intro": intro,
+        "keys": keys,
+        "opts": model_admin.model._meta,
+    }
+    response = TemplateResponse(request, "admin/minds/rotated_keys.html", context)
+    response["Cache-Control"] = "no-store"
+    return response
 
 
 @admin.register(Mind)
@@ -45,28 +70,29 @@ class MindAdmin(_MindAdminBase):
         if change:
             super().save_model(request, obj, form, change)
             return
+        # Staff decide for the accounts they manage: the per-account cap is for self-service.
         mind, raw_key = services.mind_create(
-            owner=obj.owner, name=obj.name, description=obj.description
+            owner=obj.owner, name=obj.name, description=obj.description, over_limit=True
         )
         obj.pk = mind.pk
-        self.message_user(
-            request,
-            f"Mind created. Its key is shown only now: {raw_key}",
-        )
+        setattr(request, NEW_KEY_ATTR, raw_key)
+
+    def response_add(
+        self, request: HttpRequest, obj: Mind, post_url_continue: str | None = None
+    ) -> HttpResponse:
+        raw_key = getattr(request, NEW_KEY_ATTR, None)
+        if raw_key is None:
+            return super().response_add(request, obj, post_url_continue)
+        intro = "Mind created. Its key is shown only now, on this page: copy it now."
+        return keys_page(request, self, "New Mind Key", intro, [(obj, raw_key)])
 
     @admin.action(description="Rotate the key of the selected minds (shows the new keys once)")
     def rotate_keys(self, request: HttpRequest, queryset: QuerySet[Mind]) -> TemplateResponse:
         rotated = [(mind, services.mind_rotate_key(mind=mind)) for mind in queryset]
-        context = {
-            **self.admin_site.each_context(request),
-            "title": "New Mind Keys",
-            "rotated": rotated,
-            "opts": self.model._meta,
-        }
-        # Rendered directly, never stored in a message or session: the page is the only copy.
-        response = TemplateResponse(request, "admin/minds/rotated_keys.html", context)
-        response["Cache-Control"] = "no-store"
-        return response
+        intro = (
+            "The old keys stopped working. Each new key is shown only on this page: copy it now."
+        )
+        return keys_page(request, self, "New Mind Keys", intro, rotated)
 
     @admin.action(description="Revoke the key of the selected minds")
     def revoke_keys(self, request: HttpRequest, queryset: QuerySet[Mind]) -> None:

@@ -99,6 +99,7 @@ INSTALLED_APPS = [
     "django_filters",
     "drf_spectacular",
     "drf_spectacular_sidecar",
+    "axes",
     "accounts",
     "minds",
     "memories",
@@ -117,6 +118,9 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "dashboard.middleware.CoreNotFoundMiddleware",
+    # Last, as django-axes asks: turns a locked-out login form into the lockout page.
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "synapse_site.urls"
@@ -184,15 +188,30 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # --- Cache ----------------------------------------------------------------------------------
 
+# Rate-limit counters live here. The default, files under data/cache/ (owner-only), is shared
+# by every worker of this machine; Redis shares them between machines; locmem:// keeps a
+# separate count in each worker process (so N workers allow N times the limit).
 CACHE_URL = env_str("CACHE_URL", "")
+CACHES: dict[str, dict[str, object]]
 if CACHE_URL.startswith(("redis://", "rediss://", "unix://")):
     CACHES = {
         "default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": CACHE_URL}
     }
-elif CACHE_URL in ("", "locmem://"):
+elif CACHE_URL == "locmem://":
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+elif CACHE_URL == "" or CACHE_URL.startswith("file:///"):
+    CACHES = {
+        "default": {
+            "BACKEND": "synapse_site.cache.SharedFileCache",
+            "LOCATION": CACHE_URL.removeprefix("file://") or str(DATA_DIR / "cache"),
+            "OPTIONS": {"MAX_ENTRIES": 10_000},
+        }
+    }
 else:
-    raise ImproperlyConfigured(f"CACHE_URL={CACHE_URL!r}: use redis://host:port/db or leave unset.")
+    raise ImproperlyConfigured(
+        f"CACHE_URL={CACHE_URL!r}: use redis://host:port/db, file:///a/directory, locmem:// "
+        "or leave it unset (files in data/cache/)."
+    )
 
 # --- Accounts -------------------------------------------------------------------------------
 
@@ -204,6 +223,34 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
 SYNAPSE_ALLOW_REGISTRATION = env_bool("SYNAPSE_ALLOW_REGISTRATION", True)
+# Repeated wrong passwords for one email from one address lock that pair out for a while
+# (django-axes, on every login form: accounts/lockout.py); 0 turns the lockout off.
+SYNAPSE_LOGIN_FAILURE_LIMIT = env_int("SYNAPSE_LOGIN_FAILURE_LIMIT", 5)
+SYNAPSE_LOGIN_COOLOFF_MINUTES = env_int("SYNAPSE_LOGIN_COOLOFF_MINUTES", 15)
+if SYNAPSE_LOGIN_FAILURE_LIMIT < 0 or SYNAPSE_LOGIN_COOLOFF_MINUTES < 1:
+    raise ImproperlyConfigured(
+        "SYNAPSE_LOGIN_FAILURE_LIMIT must be 0 (off) or more, "
+        "SYNAPSE_LOGIN_COOLOFF_MINUTES 1 or more."
+    )
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+AXES_ENABLED = SYNAPSE_LOGIN_FAILURE_LIMIT > 0
+AXES_FAILURE_LIMIT = max(SYNAPSE_LOGIN_FAILURE_LIMIT, 1)
+AXES_COOLOFF_TIME = timedelta(minutes=SYNAPSE_LOGIN_COOLOFF_MINUTES)
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+# The email is `username` to authenticate() and in both login forms (not USERNAME_FIELD).
+AXES_USERNAME_FORM_FIELD = "username"
+AXES_USERNAME_CALLABLE = "accounts.lockout.attempted_email"
+# The client address as the rate limits see it (SYNAPSE_NUM_PROXIES decides X-Forwarded-For).
+AXES_CLIENT_IP_CALLABLE = "synapse_site.throttling.client_address"
+AXES_LOCKOUT_CALLABLE = "accounts.lockout.locked_out_page"
+AXES_RESET_ON_SUCCESS = True
+# Guesses during a lockout are refused without writing a row, and do not extend it.
+AXES_RESET_COOL_OFF_ON_FAILURE_DURING_LOCKOUT = False
+# No table of every successful login: the failures are all the lockout needs.
+AXES_DISABLE_ACCESS_LOG = True
 LOGIN_URL = "/accounts/login/"
 LOGIN_REDIRECT_URL = "/dashboard/"
 LOGOUT_REDIRECT_URL = "/accounts/login/"
@@ -244,6 +291,8 @@ SIMPLE_JWT = {
     "USER_ID_FIELD": "id",
     "USER_ID_CLAIM": "user_id",
     "UPDATE_LAST_LOGIN": True,
+    # Tokens carry a digest of the password hash: a password change revokes them all.
+    "CHECK_REVOKE_TOKEN": True,
 }
 
 SPECTACULAR_SETTINGS = {
@@ -260,6 +309,11 @@ SPECTACULAR_SETTINGS = {
 
 # Bodies above this answer 413 (a memory's content tops out at 50,000 characters).
 DATA_UPLOAD_MAX_MEMORY_SIZE = env_int("SYNAPSE_MAX_BODY_BYTES", 1024 * 1024)
+# What one mind may hold (its memories, and the UTF-8 bytes of their content) and how many
+# minds one account may own; a write past a quota is a 409. 0 means no limit.
+SYNAPSE_MAX_MEMORIES_PER_MIND = env_int("SYNAPSE_MAX_MEMORIES_PER_MIND", 10_000)
+SYNAPSE_MAX_MIND_BYTES = env_int("SYNAPSE_MAX_MIND_BYTES", 50 * 1024 * 1024)
+SYNAPSE_MAX_MINDS_PER_USER = env_int("SYNAPSE_MAX_MINDS_PER_USER", 50)
 
 # --- Static files, i18n, security -----------------------------------------------------------
 
@@ -304,5 +358,9 @@ LOGGING = {
     "disable_existing_loggers": False,
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
-    "loggers": {"django.db.backends": {"level": "INFO"}},
+    "loggers": {
+        "django.db.backends": {"level": "INFO"},
+        # Failures and lockouts (warnings), not a line for every successful login.
+        "axes": {"level": "WARNING"},
+    },
 }

@@ -1,24 +1,27 @@
 """Per-credential rate limits (SYNAPSE_RATE_LIMIT) and a stricter one for login.
 
-Counted atomically in the cache, so several gunicorn workers (or hosts) sharing one Redis
-(CACHE_URL) enforce one limit: DRF's SimpleRateThrottle reads a request log, appends and
-writes it back, and two workers doing that at once each let a request through on the same
-count. Here each request is one atomic increment of a counter that lives for the rate's
-period from the first request counted (Redis INCR; the local-memory cache increments under
-a lock): at most N requests per window, never more, whatever the number of workers.
+Counted atomically in the cache, so the gunicorn workers of one machine (the default file
+cache in data/cache/) or of several hosts (one Redis, CACHE_URL) enforce one limit: DRF's
+SimpleRateThrottle reads a request log, appends and writes it back, and two workers doing
+that at once each let a request through on the same count. Here each request is one atomic
+increment of a counter that lives for the rate's period from the first request counted
+(Redis INCR; the file cache increments under a lock on its directory, synapse_site/cache.py):
+at most N requests per window, never more, whatever the number of workers.
 """
 
 from __future__ import annotations
 
+import ipaddress
 from typing import TYPE_CHECKING, Any
 
 from rest_framework.settings import api_settings
-from rest_framework.throttling import SimpleRateThrottle
+from rest_framework.throttling import BaseThrottle, SimpleRateThrottle
 
 from minds.access import MindAgent
 
 if TYPE_CHECKING:
     # Annotations only: DRF imports this module while rest_framework.views loads.
+    from django.http import HttpRequest
     from rest_framework.request import Request
     from rest_framework.views import APIView
 
@@ -26,6 +29,17 @@ if TYPE_CHECKING:
     _ThrottleBase = SimpleRateThrottle
 else:
     _ThrottleBase = object
+
+
+def client_address(request: HttpRequest | Request) -> str | None:
+    """The client's address as every limit counts it: X-Forwarded-For is believed only as far
+    as SYNAPSE_NUM_PROXIES proxies of ours wrote it (DRF's rule, also used for the lockout).
+    None when that is not an IP address (a forged header behind a miscounted proxy)."""
+    ident = BaseThrottle().get_ident(request)  # type: ignore[arg-type]  # reads .META only
+    try:
+        return str(ipaddress.ip_address(ident))
+    except ValueError:
+        return None
 
 
 class SettingsRateMixin:

@@ -4,7 +4,8 @@ from django.urls import include, path, re_path
 from django.views.generic import RedirectView
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
-from accounts.api import LoginView, RefreshView, RegisterView
+from accounts.api import LoginView, LogoutView, RefreshView, RegisterView
+from dashboard.views.accounts import admin_login
 from minds.api import MindViewSet
 from synapse_site import views
 from synapse_site.routers import OptionalSlashRouter
@@ -19,8 +20,11 @@ urlpatterns = [
     re_path(r"^register/?$", RegisterView.as_view(), name="register"),
     re_path(r"^login/?$", LoginView.as_view(), name="login"),
     re_path(r"^token/refresh/?$", RefreshView.as_view(), name="token-refresh"),
+    re_path(r"^logout/?$", LogoutView.as_view(), name="token-logout"),
     re_path(r"^api/schema/?$", SpectacularAPIView.as_view(), name="schema"),
     re_path(r"^api/docs/?$", SpectacularSwaggerView.as_view(url_name="schema"), name="api-docs"),
+    # The admin's own log-in page, behind the per-address login rate limit.
+    path(FACES["admin"].lstrip("/") + "login/", admin_login),
     path(FACES["admin"].lstrip("/"), admin.site.urls),
     path(FACES["accounts"].lstrip("/"), include("dashboard.account_urls")),
     path(FACES["dashboard"].lstrip("/"), include("dashboard.urls")),

@@ -9,6 +9,8 @@
 
 from __future__ import annotations
 
+import shutil
+import tempfile
 from dataclasses import dataclass
 
 import pytest
@@ -32,6 +34,12 @@ def pytest_configure(config):
         **settings.STORAGES,
         "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
     }
+    # The default file cache, in a directory of this run's own: two test runs on one machine
+    # must not share (or clear) each other's rate-limit counters.
+    if settings.CACHES["default"]["BACKEND"] == "synapse_site.cache.SharedFileCache":
+        location = tempfile.mkdtemp(prefix="synapse-test-cache-")
+        config.add_cleanup(lambda: shutil.rmtree(location, ignore_errors=True))
+        settings.CACHES = {"default": {**settings.CACHES["default"], "LOCATION": location}}
 
 
 def pytest_collection_modifyitems(config, items):

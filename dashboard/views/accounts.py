@@ -1,11 +1,16 @@
-"""Log in and sign up with a session: Django's views, the API's service and rate limit."""
+"""Log in and sign up with a session: Django's views, the API's service and rate limit.
+
+Every password form (this log-in page and the admin's) shares the per-address login budget
+with `POST /login`, and django-axes locks an (email, address) pair out after repeated wrong
+passwords (accounts/lockout.py).
+"""
 
 from __future__ import annotations
 
 import math
 
 from django.conf import settings
-from django.contrib.auth import login
+from django.contrib import admin, messages
 from django.contrib.auth import views as auth_views
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods
@@ -33,6 +38,20 @@ class LoginView(auth_views.LoginView):
         return too_many_attempts(request) or super().post(request, *args, **kwargs)
 
 
+def admin_login(request, extra_context=None):
+    """The admin's log-in page, with the same per-address budget as the others."""
+    if request.method == "POST" and (refused := too_many_attempts(request)):
+        return refused
+    return admin.site.login(request, extra_context)
+
+
+# One answer whether or not the address had an account, so the form tells no one who does.
+SIGNED_UP = (
+    "Thank you. If this address had no account, it has one now: log in with it. "
+    "An address that already has an account is left as it was."
+)
+
+
 # user_register names the password field `password`; the form has two.
 FORM_FIELD = {"password": "password1"}
 
@@ -48,17 +67,17 @@ def signup(request):
     form = SignupForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
         try:
-            user = user_register(
+            user_register(
                 email=form.cleaned_data["email"],
                 password=form.cleaned_data["password1"],
                 name=form.cleaned_data["name"],
             )
         except ValidationError as exc:
             assert isinstance(exc.detail, dict)  # user_register raises field-keyed errors only
-            for field, messages in exc.detail.items():
-                for message in messages:
+            for field, field_messages in exc.detail.items():
+                for message in field_messages:
                     form.add_error(FORM_FIELD.get(field, field), str(message))
         else:
-            login(request, user, backend="django.contrib.auth.backends.ModelBackend")
-            return redirect("dashboard:minds")
+            messages.success(request, SIGNED_UP)
+            return redirect("login-page")
     return render(request, "registration/signup.html", {"form": form})

@@ -10,6 +10,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 
 from dashboard.forms import MindForm
 from dashboard.views.common import own_mind
+from memories.errors import QuotaExceeded
 from memories.selectors import (
     EXPIRING_SOON,
     expiring_filters,
@@ -21,25 +22,22 @@ from memories.selectors import (
 from minds import services
 from minds.models import Mind
 
-# The raw key waits here between the POST that made it and the one page that shows it.
-NEW_KEY_SESSION = "dashboard_new_mind_key"
-
-
-def _remember_key(request, mind: Mind, raw_key: str) -> None:
-    request.session[NEW_KEY_SESSION] = {"mind": mind.pk, "key": raw_key}
-
-
-def _take_key(request, mind: Mind) -> str | None:
-    """The freshly made key of `mind`, removed from the session: a reload shows it no more."""
-    pending = request.session.get(NEW_KEY_SESSION)
-    if not pending or pending.get("mind") != mind.pk:
-        return None
-    del request.session[NEW_KEY_SESSION]
-    return pending["key"]
-
 
 def base_url(request) -> str:
     return request.build_absolute_uri("/").rstrip("/")
+
+
+def key_page(request: HttpRequest, mind: Mind, raw_key: str | None = None) -> HttpResponse:
+    """The Mind Key page. A new key is shown in the answer to the POST that made it and kept
+    nowhere else (no session, no cookie): this page is its only copy."""
+    response = render(
+        request,
+        "dashboard/mind_key.html",
+        {"mind": mind, "raw_key": raw_key, "base_url": base_url(request)},
+    )
+    # A page holding a secret is never cached, by the browser or anything in between.
+    response["Cache-Control"] = "no-store"
+    return response
 
 
 @login_required
@@ -57,28 +55,23 @@ def mind_list(request: HttpRequest) -> HttpResponse:
 def mind_new(request: HttpRequest) -> HttpResponse:
     form = MindForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
-        mind, raw_key = services.mind_create(
-            owner=request.user,
-            name=form.cleaned_data["name"],
-            description=form.cleaned_data["description"],
-        )
-        _remember_key(request, mind, raw_key)
-        return redirect("dashboard:mind-key", mind_id=mind.pk)
+        try:
+            mind, raw_key = services.mind_create(
+                owner=request.user,
+                name=form.cleaned_data["name"],
+                description=form.cleaned_data["description"],
+            )
+        except QuotaExceeded as exc:
+            form.add_error(None, exc.detail)
+        else:
+            return key_page(request, mind, raw_key)
     return render(request, "dashboard/mind_form.html", {"form": form, "creating": True})
 
 
 @login_required
 def mind_key(request: HttpRequest, mind_id: str) -> HttpResponse:
-    mind = own_mind(request, mind_id)
-    raw_key = _take_key(request, mind)
-    response = render(
-        request,
-        "dashboard/mind_key.html",
-        {"mind": mind, "raw_key": raw_key, "base_url": base_url(request)},
-    )
-    # A page holding a secret is never cached, by the browser or anything in between.
-    response["Cache-Control"] = "no-store"
-    return response
+    """After the fact: the key can no longer be shown, only its prefix and how to rotate."""
+    return key_page(request, own_mind(request, mind_id))
 
 
 @login_required
@@ -107,9 +100,9 @@ def mind_overview(request: HttpRequest, mind_id: str) -> HttpResponse:
 def mind_rotate(request: HttpRequest, mind_id: str) -> HttpResponse:
     mind = own_mind(request, mind_id)
     raw_key = services.mind_rotate_key(mind=mind)
-    _remember_key(request, mind, raw_key)
+    # Read on this very page, so it is never stored in the message cookie.
     messages.success(request, "New Mind Key made. The old key stopped working.")
-    return redirect("dashboard:mind-key", mind_id=mind.pk)
+    return key_page(request, mind, raw_key)
 
 
 @login_required

@@ -1,6 +1,7 @@
 from datetime import timedelta
 
 import pytest
+from django.test import override_settings
 from django.utils import timezone
 
 from memories.actors import Actor
@@ -39,12 +40,10 @@ def test_empty_list_invites_to_create(other_web):
 
 def test_create_mind_shows_key_once_with_snippets(web, owner):
     assert web.get("/dashboard/minds/new/").status_code == 200
-    response = web.post("/dashboard/minds/new/", {"name": "Work bot", "description": "Job"})
+    page = web.post("/dashboard/minds/new/", {"name": "Work bot", "description": "Job"})
     mind = Mind.objects.get(name="Work bot")
     assert mind.owner == owner and mind.description == "Job"
-    assert response["Location"] == f"/dashboard/minds/{mind.pk}/key/"
-
-    page = web.get(response["Location"])
+    assert page.status_code == 200  # shown on the answer itself, kept nowhere else
     assert page["Cache-Control"] == "no-store"
     key = page.context["raw_key"]
     assert key.startswith("mk_") and Mind.objects.for_key(key) == mind
@@ -66,11 +65,20 @@ def test_create_mind_needs_a_name(web):
     assert not Mind.objects.filter(name="").exists()
 
 
+@override_settings(SYNAPSE_MAX_MINDS_PER_USER=1)
+def test_creating_a_mind_past_the_cap_says_so_on_the_form(web, owner, mind):
+    page = web.post("/dashboard/minds/new/", {"name": "One too many"})
+    assert page.status_code == 200
+    assert "SYNAPSE_MAX_MINDS_PER_USER" in page.content.decode()
+    assert Mind.objects.filter(owner=owner).count() == 1
+
+
 def test_rotate_key_replaces_it_and_shows_the_new_one_once(web, owner_mind):
     mind = owner_mind.mind
     response = web.post(f"/dashboard/minds/{mind.pk}/rotate-key/")
-    assert response["Location"] == f"/dashboard/minds/{mind.pk}/key/"
-    new_key = web.get(response["Location"]).context["raw_key"]
+    assert response.status_code == 200 and response["Cache-Control"] == "no-store"
+    assert "The old key stopped working" in response.content.decode()
+    new_key = response.context["raw_key"]
     assert new_key != owner_mind.key
     assert Mind.objects.for_key(owner_mind.key) is None
     assert Mind.objects.for_key(new_key) == mind

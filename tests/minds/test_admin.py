@@ -50,3 +50,13 @@ def test_admin_can_create_a_mind_with_a_key(admin_client, owner):
     mind = Mind.objects.get(name="From admin")
     assert mind.has_active_key
     assert "shown only now" in response.content.decode()
+
+
+def test_staff_may_create_a_mind_past_the_per_account_cap(admin_client, owner, mind, settings):
+    settings.SYNAPSE_MAX_MINDS_PER_USER = 1  # the owner already has `mind`
+    admin_client.raise_request_exception = False
+    response = admin_client.post(
+        "/admin/minds/mind/add/", {"owner": owner.pk, "name": "Second", "description": ""}
+    )
+    assert response.status_code == 200
+    assert Mind.objects.filter(owner=owner).count() == 2

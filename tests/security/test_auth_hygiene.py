@@ -1,7 +1,8 @@
 """Credentials and the browser side (OWASP API2 broken authentication, API8 misconfiguration).
 
 - Mind Keys exist only as SHA-256 hashes (plus an 11-character display prefix): the raw key
-  is nowhere in the database and never in a log line, also not when a request fails.
+  is nowhere in the database (sessions included), in no cookie and never in a log line, also
+  not when a request fails. A new key is shown only on the answer that made it.
 - JWTs are short-lived; login, registration and token refresh are throttled per address.
 - The dashboard: CSRF on every form, cookies Secure/HttpOnly behind TLS, security headers,
   and a Content-Security-Policy on our own pages.
@@ -18,10 +19,14 @@ from datetime import timedelta
 from pathlib import Path
 
 import pytest
+from django.contrib.messages.storage.cookie import CookieStorage
+from django.contrib.sessions.models import Session
 from django.db import connection
+from django.http import HttpRequest
 from django.test import Client, override_settings
 from rest_framework_simplejwt.tokens import AccessToken, RefreshToken
 
+from minds.models import Mind
 from minds.services import mind_create, mind_rotate_key
 from tests.api.memory_helpers import remember
 from tests.conftest import PASSWORD, bearer_client
@@ -53,6 +58,69 @@ def test_mind_keys_are_stored_only_as_hashes(owner):
     for key in (raw_key, rotated):
         assert key not in stored
         assert key[11:] not in stored  # the secret part, beyond the display prefix
+
+
+def every_session() -> str:
+    """Every stored session, raw and decoded (the rows are signed and compressed, not secret)."""
+    return "\n".join(f"{row.session_data}\n{row.get_decoded()}" for row in Session.objects.all())
+
+
+def every_cookie(*responses) -> str:
+    """Every cookie the responses set, the messages cookie decoded (signed, not encrypted)."""
+    texts = []
+    for response in responses:
+        for name, morsel in response.cookies.items():
+            texts.append(f"{name}={morsel.value}")
+            if name == "messages":
+                decoded = CookieStorage(HttpRequest())._decode(morsel.value) or []
+                texts += [message.message for message in decoded]
+    return "\n".join(texts)
+
+
+def assert_shown_once_and_kept_nowhere(key: str, page, *later) -> None:
+    assert key.startswith("mk_") and key in page.content.decode()
+    assert "no-store" in page["Cache-Control"]
+    for text in (every_session(), every_cookie(page, *later), every_stored_value()):
+        assert key not in text and key[11:] not in text
+
+
+def test_a_new_key_in_the_dashboard_is_in_no_session_and_no_cookie(owner):
+    web = Client()
+    web.force_login(owner)
+    created = web.post("/dashboard/minds/new/", {"name": "Fresh", "description": ""})
+    mind = Mind.objects.get(name="Fresh")
+    key = created.context["raw_key"]
+    assert Mind.objects.for_key(key) == mind
+    # The person goes elsewhere without looking again: nothing kept the key for later.
+    later = web.get("/dashboard/")
+    assert_shown_once_and_kept_nowhere(key, created, later)
+    assert key not in web.get(f"/dashboard/minds/{mind.pk}/key/").content.decode()
+
+    rotated = web.post(f"/dashboard/minds/{mind.pk}/rotate-key/")
+    new_key = rotated.context["raw_key"]
+    assert new_key != key and Mind.objects.for_key(new_key) == mind
+    assert_shown_once_and_kept_nowhere(new_key, rotated, web.get("/dashboard/"))
+
+
+def test_a_new_key_in_the_admin_is_in_no_message_cookie_and_no_session(owner, django_user_model):
+    staff = django_user_model.objects.create_superuser(email="admin@example.com", password="pw")
+    admin = Client()
+    admin.force_login(staff)
+    created = admin.post(
+        "/admin/minds/mind/add/", {"owner": owner.pk, "name": "From admin", "description": ""}
+    )
+    assert created.status_code == 200
+    mind = Mind.objects.get(name="From admin")
+    key = created.content.decode().split("<code>")[1].split("</code>")[0]
+    assert Mind.objects.for_key(key) == mind
+    assert_shown_once_and_kept_nowhere(key, created, admin.get("/admin/minds/mind/"))
+
+    rotated = admin.post(
+        "/admin/minds/mind/", {"action": "rotate_keys", "_selected_action": [mind.pk]}
+    )
+    new_key = rotated.content.decode().split("<code>")[1].split("</code>")[0]
+    assert Mind.objects.for_key(new_key) == mind
+    assert_shown_once_and_kept_nowhere(new_key, rotated, admin.get("/admin/minds/mind/"))
 
 
 def test_a_mind_key_never_reaches_the_log(owner_mind, caplog, monkeypatch):
@@ -140,6 +208,8 @@ def test_login_registration_and_refresh_are_throttled(anon, owner, settings, pat
 
 
 def test_dashboard_forms_need_the_csrf_token(owner, mind):
+    from memories.versions import memory_version
+
     memory = remember(mind, "csrf", "x")
     browser = Client(enforce_csrf_checks=True)
     browser.force_login(owner)
@@ -147,9 +217,11 @@ def test_dashboard_forms_need_the_csrf_token(owner, mind):
     assert browser.post(url).status_code == 403
     memory.refresh_from_db()
     assert not memory.verified
-    browser.get(f"/dashboard/minds/{mind.pk}/memories/{memory.pk}/")  # sets the CSRF cookie
+    page = browser.get(f"/dashboard/minds/{mind.pk}/memories/{memory.pk}/")  # the CSRF cookie
     token = browser.cookies["csrftoken"].value
-    assert browser.post(url, {"csrfmiddlewaretoken": token}).status_code == 302
+    # The form also sends the version of the memory the page showed.
+    form = {"csrfmiddlewaretoken": token, "version": memory_version(page.context["memory"])}
+    assert browser.post(url, form).status_code == 302
     memory.refresh_from_db()
     assert memory.verified
 

@@ -131,6 +131,7 @@ NOT_MIND_DATA = {
     "register": "creates an account",
     "login": "password check, throttled",
     "token-refresh": "a token for the token's own user",
+    "token-logout": "ends the token's own refresh token",
     "schema": "the OpenAPI document",
     "api-docs": "the interactive docs page",
     "login-page": "the dashboard's sign-in form",

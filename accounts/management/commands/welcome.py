@@ -39,6 +39,7 @@ class Command(BaseCommand):
                 "  or sign up in the dashboard and create a mind there (its key is shown once),",
                 f"  or: curl -s {base}/register -H 'Content-Type: application/json' "
                 '-d \'{"email": "you@example.com", "password": "a long passphrase"}\'',
+                f"      curl -s {base}/login  (the same body: answers access and refresh)",
                 f"      curl -s {base}/minds -H 'Authorization: Bearer <access>' "
                 "-H 'Content-Type: application/json' -d '{\"name\": \"My assistant\"}'",
             ]
