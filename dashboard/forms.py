@@ -10,6 +10,7 @@ from django.contrib.auth.forms import AuthenticationForm
 
 from memories.filters import SORTS, Expired
 from memories.models import Category, Memory, Priority, Source
+from memories.versions import memory_version
 
 CATEGORY_CHOICES = [(c, c) for c in Category.values]
 PRIORITY_CHOICES = [(p.label, p.label) for p in sorted(Priority, reverse=True)]
@@ -142,6 +143,8 @@ class MemoryEditForm(forms.Form):
         widget=forms.DateTimeInput(attrs={"type": "datetime-local"}, format="%Y-%m-%dT%H:%M"),
         help_text="Leave empty to keep it forever.",
     )
+    # The version the form showed: a memory that changed since is not overwritten.
+    version = forms.CharField(required=False, widget=forms.HiddenInput)
 
     @classmethod
     def initial_for(cls, memory: Memory) -> dict[str, Any]:
@@ -154,6 +157,7 @@ class MemoryEditForm(forms.Form):
             "priority": memory.priority_name,
             "confidence": memory.confidence,
             "expires_at": expires.strftime("%Y-%m-%dT%H:%M") if expires else "",
+            "version": memory_version(memory),
         }
 
     def body(self) -> dict[str, Any]:

@@ -13,6 +13,7 @@ from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
 
 from dashboard import charts
+from memories.versions import memory_version
 
 register = template.Library()
 
@@ -64,6 +65,12 @@ SNIPPET_MARK = re.compile(r"«([^«»]*)»")
 def snippet(text: str) -> SafeString:
     """A search snippet (matches marked «like this») as HTML with <mark>, all else escaped."""
     return mark_safe(SNIPPET_MARK.sub(r"<mark>\1</mark>", escape(text)))
+
+
+@register.filter
+def version(memory) -> str:
+    """The memory's version, which a form acting on it sends back (`version`)."""
+    return memory_version(memory)
 
 
 @register.filter

@@ -1,4 +1,9 @@
-"""A mind's memories: table, detail with history, review queue; every write via the services."""
+"""A mind's memories: table, detail with history, review queue; every write via the services.
+
+Every form that acts on a memory sends back the version the page showed (`version`, or
+`version-<id>` on a row of the queue): a memory that changed since is not touched, and the
+person sees its current text and is asked again.
+"""
 
 from __future__ import annotations
 
@@ -14,7 +19,7 @@ from dashboard.forms import EXPIRED_MODES, MemoryEditForm, MemoryFilterForm
 from dashboard.views.common import SelectorPages, next_url, own_memory, own_mind
 from memories import audit, services
 from memories.actors import Actor
-from memories.errors import Conflict, Invalid, NotFound
+from memories.errors import Conflict, Invalid, NotFound, QuotaExceeded, Stale
 from memories.filters import MemoryFilters
 from memories.models import Memory, MemoryEvent, Priority
 from memories.rules import normalize_tag
@@ -30,6 +35,20 @@ PAGE_SIZE = 50
 
 def _detail_url(memory: Memory) -> str:
     return reverse("dashboard:memory", args=[memory.mind_id, memory.pk])
+
+
+def _version_shown(request: HttpRequest, memory: Memory) -> str:
+    """The version of `memory` the page showed: its row's field on the review queue, else the
+    form's own. A form without one matches no version, so it asks again."""
+    return request.POST.get(f"version-{memory.pk}") or request.POST.get("version", "")
+
+
+def _changed_since(request: HttpRequest, memory: Memory, *, undone: str, again: str) -> None:
+    messages.warning(
+        request,
+        f"“{memory.key}” changed since you loaded it, so it was not {undone}. "
+        f"Here is what it holds now: {again}",
+    )
 
 
 def _page(request: HttpRequest, pages: SelectorPages) -> Page:
@@ -95,26 +114,47 @@ def memory_edit(request: HttpRequest, mind_id: str, memory_id: str) -> HttpRespo
     mind, memory = own_memory(request, mind_id, memory_id)
     detail_url = _detail_url(memory)
     form = MemoryEditForm(request.POST or None, initial=MemoryEditForm.initial_for(memory))
+    unsaved = None
     if request.method == "POST" and form.is_valid():
         changes = form.changed_values(memory)
         if not changes:
             messages.info(request, "Nothing changed, so nothing was saved.")
             return redirect(next_url(request, detail_url))
         try:
-            services.memory_change(memory=memory, actor=Actor.for_user(request.user), body=changes)
+            services.memory_change(
+                memory=memory,
+                actor=Actor.for_user(request.user),
+                body=changes,
+                expected_version=form.cleaned_data["version"],
+            )
         except Invalid as exc:
             for name, field_messages in exc.fields.items():
                 for message in field_messages:
                     form.add_error(name if name in form.fields else None, message)
+        except QuotaExceeded as exc:  # the mind is full: the text may not grow
+            form.add_error("content", exc.detail)
         except Conflict as exc:
             form.add_error("key", exc.detail)
+        except Stale:
+            # The form again, with what is stored now: saving the old values of the fields
+            # the person did not touch would undo the changes they have not seen.
+            _, memory = own_memory(request, mind_id, memory_id)
+            unsaved = form.cleaned_data["content"]
+            form = MemoryEditForm(initial=MemoryEditForm.initial_for(memory))
+            _changed_since(request, memory, undone="saved", again="edit it again if it needs it.")
         else:
             messages.success(request, "Saved. Your edit leaves the memory verified by you.")
             return redirect(next_url(request, detail_url))
     return render(
         request,
         "dashboard/memory_edit.html",
-        {"mind": mind, "memory": memory, "form": form, "next": next_url(request, "")},
+        {
+            "mind": mind,
+            "memory": memory,
+            "form": form,
+            "unsaved": unsaved,
+            "next": next_url(request, ""),
+        },
     )
 
 
@@ -122,7 +162,15 @@ def memory_edit(request: HttpRequest, mind_id: str, memory_id: str) -> HttpRespo
 @require_POST
 def memory_verify_view(request: HttpRequest, mind_id: str, memory_id: str) -> HttpResponse:
     _, memory = own_memory(request, mind_id, memory_id)
-    services.memory_verify(memory=memory, actor=Actor.for_user(request.user))
+    try:
+        services.memory_verify(
+            memory=memory,
+            actor=Actor.for_user(request.user),
+            expected_version=_version_shown(request, memory),
+        )
+    except Stale:
+        _changed_since(request, memory, undone="verified", again="verify it if it is right.")
+        return redirect(_detail_url(memory))
     messages.success(request, f"Verified “{memory.key}”.")
     return redirect(next_url(request, _detail_url(memory)))
 
@@ -131,7 +179,17 @@ def memory_verify_view(request: HttpRequest, mind_id: str, memory_id: str) -> Ht
 @require_POST
 def memory_unverify_view(request: HttpRequest, mind_id: str, memory_id: str) -> HttpResponse:
     _, memory = own_memory(request, mind_id, memory_id)
-    services.memory_unverify(memory=memory, actor=Actor.for_user(request.user))
+    try:
+        services.memory_unverify(
+            memory=memory,
+            actor=Actor.for_user(request.user),
+            expected_version=_version_shown(request, memory),
+        )
+    except Stale:
+        _changed_since(
+            request, memory, undone="unverified", again="unverify it if you still want to."
+        )
+        return redirect(_detail_url(memory))
     messages.success(request, f"“{memory.key}” is unverified again.")
     return redirect(next_url(request, _detail_url(memory)))
 
@@ -142,11 +200,20 @@ def memory_delete_confirm(request: HttpRequest, mind_id: str, memory_id: str) ->
     mind, memory = own_memory(request, mind_id, memory_id)
     list_url = reverse("dashboard:memories", args=[mind.pk])
     if request.method == "POST":
-        services.memory_delete(memory=memory, actor=Actor.for_user(request.user))
-        messages.success(request, f"Deleted “{memory.key}”. The audit trail keeps its values.")
-        target = next_url(request, list_url)
-        # Back to the deleted memory's own pages would be a 404.
-        return redirect(list_url if target.startswith(_detail_url(memory)) else target)
+        try:
+            services.memory_delete(
+                memory=memory,
+                actor=Actor.for_user(request.user),
+                expected_version=_version_shown(request, memory),
+            )
+        except Stale:
+            # This page again, showing what the memory holds now.
+            _changed_since(request, memory, undone="deleted", again="delete it if it is wrong.")
+        else:
+            messages.success(request, f"Deleted “{memory.key}”. The audit trail keeps its values.")
+            target = next_url(request, list_url)
+            # Back to the deleted memory's own pages would be a 404.
+            return redirect(list_url if target.startswith(_detail_url(memory)) else target)
     return render(
         request,
         "dashboard/memory_delete.html",
@@ -170,8 +237,13 @@ def memory_restore(
         return redirect(detail_url)
     try:
         services.memory_change(
-            memory=memory, actor=Actor.for_user(request.user), body=entry.restorable
+            memory=memory,
+            actor=Actor.for_user(request.user),
+            body=entry.restorable,
+            expected_version=_version_shown(request, memory),
         )
+    except Stale:
+        _changed_since(request, memory, undone="restored", again="restore it if you still want to.")
     except (Invalid, Conflict) as exc:
         messages.error(request, f"Could not restore that version: {exc.text()}")
     else:
@@ -206,15 +278,32 @@ def review_queue(request: HttpRequest, mind_id: str) -> HttpResponse:
 @require_POST
 def bulk_verify(request: HttpRequest, mind_id: str) -> HttpResponse:
     mind = own_mind(request, mind_id)
-    # Scoped by the mind: ids of other minds simply match nothing.
-    done = services.memory_verify_many(
-        mind=mind, actor=Actor.for_user(request.user), memory_ids=request.POST.getlist("memory")
-    )
+    back = next_url(request, reverse("dashboard:review", args=[mind.pk]))
+    ticked = request.POST.getlist("memory")
+    try:
+        # Scoped by the mind: ids of other minds simply match nothing.
+        result = services.memory_verify_many(
+            mind=mind,
+            actor=Actor.for_user(request.user),
+            memory_ids=ticked,
+            expected_versions={pk: request.POST.get(f"version-{pk}", "") for pk in ticked},
+        )
+    except Invalid as exc:
+        messages.error(request, exc.text())
+        return redirect(back)
+    done = result.verified
     if done:
         messages.success(request, f"Verified {done} memor{'y' if done == 1 else 'ies'}.")
-    else:
+    if result.stale:
+        keys = ", ".join(f"“{memory.key}”" for memory in result.stale)
+        messages.warning(
+            request,
+            f"Changed since you loaded the page, so not verified: {keys}. They are shown "
+            "again with what they hold now: verify them if they are right.",
+        )
+    elif not done:
         messages.info(request, "Tick the memories to verify first.")
-    return redirect(next_url(request, reverse("dashboard:review", args=[mind.pk])))
+    return redirect(back)
 
 
 @login_required

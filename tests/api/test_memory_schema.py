@@ -55,3 +55,20 @@ def test_the_answer_is_documented_as_the_core_answers(anon, db):
     memory = _components(anon)["Memory"]
     assert list(memory["properties"]) == list(PUBLIC_FIELDS)
     assert set(memory["required"]) == set(PUBLIC_FIELDS)
+
+
+def test_versions_are_documented(anon, db):
+    """GET and the writes to one memory answer its ETag; the writes take If-Match and can
+    answer 412 (../shared/API.md section 9.7)."""
+    response = anon.get("/api/schema", HTTP_ACCEPT="application/vnd.oai.openapi+json")
+    paths = response.json()["paths"]
+    one, verify, unverify = (
+        paths[p] for p in ("/memory/{id}", "/memory/{id}/verify", "/memory/{id}/unverify")
+    )
+    writes = [one["put"], one["patch"], one["delete"], verify["post"], unverify["post"]]
+    for operation in writes:
+        headers = {p["name"] for p in operation["parameters"] if p["in"] == "header"}
+        assert "If-Match" in headers, operation["operationId"]
+        assert "412" in operation["responses"], operation["operationId"]
+    for operation in (one["get"], one["put"], one["patch"], verify["post"], unverify["post"]):
+        assert "ETag" in operation["responses"]["200"]["headers"], operation["operationId"]

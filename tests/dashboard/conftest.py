@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from django.test import Client
 
@@ -31,3 +33,14 @@ def agent_store(mind, **fields):
     fields.setdefault("category", "fact")
     fields.setdefault("content", "The sky is blue")
     return memory_upsert(mind=mind, actor=AGENT, **fields).memory
+
+
+HIDDEN = re.compile(r'<input type="hidden" name="([^"]+)" value="([^"]*)"')
+
+
+def shown(web, url: str, **params) -> dict[str, str]:
+    """The hidden inputs of the page at `url` by name: what its forms send back (the CSRF
+    token, `next`, and the version of each memory the page shows)."""
+    response = web.get(url, params)
+    assert response.status_code == 200
+    return dict(HIDDEN.findall(response.content.decode()))

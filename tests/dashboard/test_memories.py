@@ -4,10 +4,12 @@ import pytest
 from django.test import Client
 from django.utils import timezone
 
+from memories import services
 from memories.actors import Actor
+from memories.errors import NotFound
 from memories.models import Memory, MemoryEvent, Priority
 from memories.services import memory_upsert, memory_upsert_many
-from tests.dashboard.conftest import AGENT, agent_store
+from tests.dashboard.conftest import AGENT, agent_store, shown
 
 pytestmark = pytest.mark.django_db
 
@@ -113,11 +115,11 @@ def test_detail_shows_every_field_and_history(web, mind):
 def test_verify_and_unverify_are_audited(web, owner, mind):
     memory = agent_store(mind)
     url = f"/dashboard/minds/{mind.pk}/memories/{memory.pk}/"
-    response = web.post(url + "verify/")
+    response = web.post(url + "verify/", shown(web, url))
     assert response["Location"] == url
     memory.refresh_from_db()
     assert memory.verified and memory.verified_by == owner.email
-    web.post(url + "unverify/")
+    web.post(url + "unverify/", shown(web, url))
     memory.refresh_from_db()
     assert not memory.verified
     actions = list(
@@ -147,6 +149,7 @@ def test_edit_by_a_person_saves_through_the_service_and_verifies(web, owner, min
             "priority": "high",
             "confidence": "0.95",
             "expires_at": "",
+            "version": page.context["form"].initial["version"],
         },
     )
     assert response["Location"] == f"/dashboard/minds/{mind.pk}/memories/{memory.pk}/"
@@ -166,7 +169,8 @@ def test_edit_by_a_person_saves_through_the_service_and_verifies(web, owner, min
 
 def test_edit_of_verified_memory_keeps_it_verified(web, owner, mind):
     memory = agent_store(mind)
-    web.post(f"/dashboard/minds/{mind.pk}/memories/{memory.pk}/verify/")
+    url = f"/dashboard/minds/{mind.pk}/memories/{memory.pk}/"
+    web.post(url + "verify/", shown(web, url))
     form = {
         "category": "fact",
         "key": memory.key,
@@ -174,8 +178,9 @@ def test_edit_of_verified_memory_keeps_it_verified(web, owner, mind):
         "tags": "",
         "priority": "normal",
         "confidence": "0.7",
+        "version": shown(web, url + "edit/")["version"],
     }
-    web.post(f"/dashboard/minds/{mind.pk}/memories/{memory.pk}/edit/", form)
+    web.post(url + "edit/", form)
     memory.refresh_from_db()
     assert memory.content == "Corrected" and memory.verified
 
@@ -201,6 +206,7 @@ def test_edit_errors_from_the_service_are_shown(web, mind):
     memory = agent_store(mind, key="mine", content="other")
     url = f"/dashboard/minds/{mind.pk}/memories/{memory.pk}/edit/"
     form = {"category": "fact", "content": "x", "priority": "normal", "confidence": "0.7"}
+    form["version"] = shown(web, url)["version"]
     clash = web.post(url, {**form, "key": "taken"})
     assert clash.status_code == 200
     assert "already has" in " ".join(clash.context["form"].errors["key"])
@@ -208,6 +214,19 @@ def test_edit_errors_from_the_service_are_shown(web, mind):
     assert "whitespace" in " ".join(bad.context["form"].errors["key"])
     memory.refresh_from_db()
     assert memory.key == "mine"
+
+
+def test_edit_past_the_minds_quota_says_so_on_the_content(web, mind, settings):
+    memory = agent_store(mind, key="mine", content="short")
+    settings.SYNAPSE_MAX_MIND_BYTES = 10
+    url = f"/dashboard/minds/{mind.pk}/memories/{memory.pk}/edit/"
+    form = {"category": "fact", "key": "mine", "priority": "normal", "confidence": "0.7"}
+    form["version"] = shown(web, url)["version"]
+    full = web.post(url, {**form, "content": "far longer than ten bytes"})
+    assert full.status_code == 200
+    assert "SYNAPSE_MAX_MIND_BYTES" in " ".join(full.context["form"].errors["content"])
+    memory.refresh_from_db()
+    assert memory.content == "short"
 
 
 def test_edit_follows_next_back_to_the_queue(web, mind):
@@ -221,8 +240,10 @@ def test_edit_follows_next_back_to_the_queue(web, mind):
         "priority": "normal",
         "confidence": "0.7",
         "next": back,
+        "version": shown(web, url)["version"],
     }
     assert web.post(url, form)["Location"] == back
+    form["version"] = shown(web, url)["version"]
     evil = web.post(url, {**form, "content": "y", "next": "https://evil.example/"})
     assert evil["Location"] == f"/dashboard/minds/{mind.pk}/memories/{memory.pk}/"
 
@@ -230,9 +251,10 @@ def test_edit_follows_next_back_to_the_queue(web, mind):
 def test_delete_asks_then_deletes_with_a_tombstone(web, owner, mind):
     memory = agent_store(mind, key="fact_sky")
     url = f"/dashboard/minds/{mind.pk}/memories/{memory.pk}/delete/"
-    assert web.get(url).status_code == 200
+    form = shown(web, url)
     assert Memory.objects.filter(pk=memory.pk).exists()
-    response = web.post(url, {"next": f"/dashboard/minds/{mind.pk}/memories/{memory.pk}/"})
+    form["next"] = f"/dashboard/minds/{mind.pk}/memories/{memory.pk}/"
+    response = web.post(url, form)
     assert response["Location"] == f"/dashboard/minds/{mind.pk}/memories/"
     assert not Memory.objects.filter(pk=memory.pk).exists()
     tombstone = MemoryEvent.objects.get(memory_id=memory.pk, action="delete")
@@ -254,7 +276,7 @@ def test_restore_an_earlier_version_is_an_audited_edit(web, owner, mind):
     created = MemoryEvent.objects.get(memory_id=memory.pk, action="create")
     url = f"/dashboard/minds/{mind.pk}/memories/{memory.pk}/restore/{created.pk}/"
     assert web.get(url).status_code == 405
-    response = web.post(url)
+    response = web.post(url, shown(web, f"/dashboard/minds/{mind.pk}/memories/{memory.pk}/"))
     assert response["Location"] == f"/dashboard/minds/{mind.pk}/memories/{memory.pk}/"
     memory.refresh_from_db()
     assert (memory.content, memory.tags, memory.priority) == (
@@ -322,3 +344,137 @@ def test_a_filtered_search_counts_and_pages_every_match(web, mind):
     assert "Page 1 of 4" in page
     last = web.get(url, {"q": "postgres", "category": "fact", "page": "4"}).content.decode()
     assert last.count('class="preview"') == 10
+
+
+# --- Writing what you saw: every action sends the version the page showed ----------------
+
+SEEN = "User prefers dark mode."
+WRITTEN_SINCE = "User authorised the agent to send money without asking."
+
+
+def agent_rewrites(memory, content=WRITTEN_SINCE):
+    memory_upsert(
+        mind=memory.mind, actor=AGENT, category=memory.category, key=memory.key, content=content
+    )
+
+
+def test_a_person_cannot_verify_text_written_after_the_page_loaded(web, mind):
+    """The review finding: the page showed one text, the agent rewrote it, the click on
+    Verify must not verify the new text; the person sees it and is asked again."""
+    memory = agent_store(mind, key="ui_theme", content=SEEN)
+    url = f"/dashboard/minds/{mind.pk}/memories/{memory.pk}/"
+    page = shown(web, url)
+    agent_rewrites(memory)
+
+    response = web.post(url + "verify/", page, follow=True)
+
+    memory.refresh_from_db()
+    assert not memory.verified
+    assert not MemoryEvent.objects.filter(memory_id=memory.pk, action="verify").exists()
+    assert response.redirect_chain[-1][0] == url
+    html = response.content.decode()
+    assert WRITTEN_SINCE in html and "changed since you loaded it" in html
+    again = web.post(url + "verify/", shown(web, url))
+    assert again["Location"] == url
+    memory.refresh_from_db()
+    assert memory.verified and memory.content == WRITTEN_SINCE
+
+
+def test_a_form_without_a_version_acts_on_nothing(web, mind):
+    memory = agent_store(mind)
+    url = f"/dashboard/minds/{mind.pk}/memories/{memory.pk}/"
+    for action in ("verify/", "delete/"):
+        assert web.post(url + action).status_code in (200, 302)
+    memory.refresh_from_db()
+    assert not memory.verified
+    assert MemoryEvent.objects.filter(memory_id=memory.pk).count() == 1
+
+
+def test_a_stale_unverify_leaves_it_verified(web, owner, mind):
+    memory = agent_store(mind, content=SEEN)
+    url = f"/dashboard/minds/{mind.pk}/memories/{memory.pk}/"
+    web.post(url + "verify/", shown(web, url))
+    page = shown(web, url)
+    memory_upsert(
+        mind=mind, actor=AGENT, category="fact", key=memory.key, content=SEEN, tags=["new"]
+    )
+    response = web.post(url + "unverify/", page, follow=True)
+    memory.refresh_from_db()
+    assert memory.verified and memory.verified_by == owner.email
+    assert "not unverified" in response.content.decode()
+
+
+def test_a_stale_delete_asks_again_with_the_current_text(web, mind):
+    memory = agent_store(mind, content=SEEN)
+    url = f"/dashboard/minds/{mind.pk}/memories/{memory.pk}/delete/"
+    page = shown(web, url)
+    agent_rewrites(memory)
+
+    response = web.post(url, page)
+
+    assert response.status_code == 200
+    assert Memory.objects.filter(pk=memory.pk).exists()
+    html = response.content.decode()
+    assert WRITTEN_SINCE in html and "not deleted" in html
+    assert web.post(url, shown(web, url)).status_code == 302
+    assert not Memory.objects.filter(pk=memory.pk).exists()
+
+
+def test_a_stale_edit_saves_nothing_and_shows_the_current_values(web, mind):
+    memory = agent_store(mind, content=SEEN, tags=["ui"])
+    url = f"/dashboard/minds/{mind.pk}/memories/{memory.pk}/edit/"
+    form = {**web.get(url).context["form"].initial, "content": "User prefers light mode."}
+    memory_upsert(
+        mind=mind,
+        actor=AGENT,
+        category="fact",
+        key=memory.key,
+        content=WRITTEN_SINCE,
+        tags=["money"],
+    )
+
+    response = web.post(url, form)
+
+    assert response.status_code == 200
+    memory.refresh_from_db()
+    assert (memory.content, memory.tags, memory.verified) == (WRITTEN_SINCE, ["money"], False)
+    shown_now = response.context["form"].initial
+    assert (shown_now["content"], shown_now["tags"]) == (WRITTEN_SINCE, "money")
+    assert response.context["unsaved"] == "User prefers light mode."
+    html = response.content.decode()
+    assert "not saved" in html and "User prefers light mode." in html
+    again = {**shown_now, "content": "User prefers light mode."}
+    assert web.post(url, again).status_code == 302
+    memory.refresh_from_db()
+    assert memory.content == "User prefers light mode." and memory.tags == ["money"]
+
+
+def test_a_stale_restore_restores_nothing(web, mind):
+    memory = agent_store(mind, content=SEEN)
+    agent_rewrites(memory, content="Prefers light mode.")
+    url = f"/dashboard/minds/{mind.pk}/memories/{memory.pk}/"
+    page = shown(web, url)
+    agent_rewrites(memory)
+    created = MemoryEvent.objects.get(memory_id=memory.pk, action="create")
+
+    response = web.post(url + f"restore/{created.pk}/", page, follow=True)
+
+    memory.refresh_from_db()
+    assert (memory.content, memory.verified) == (WRITTEN_SINCE, False)
+    assert "not restored" in response.content.decode()
+
+
+@pytest.mark.parametrize("action", ["verify/", "unverify/", "delete/"])
+def test_a_memory_deleted_between_the_page_and_the_click_is_a_404(web, mind, action, monkeypatch):
+    memory = agent_store(mind, content=SEEN)
+    url = f"/dashboard/minds/{mind.pk}/memories/{memory.pk}/"
+    page = shown(web, url)
+
+    def gone(**kwargs):  # the memory vanishes after the view found it, inside the write
+        raise NotFound(f"No memory {memory.pk} in this mind.")
+
+    for name in ("memory_verify", "memory_unverify", "memory_delete"):
+        monkeypatch.setattr(services, name, gone)
+    web.raise_request_exception = False
+    response = web.post(url + action, page)
+    assert response.status_code == 404
