@@ -88,8 +88,8 @@ class BenchDatabase:
     synapse_bench_<random> on the server of BENCH_POSTGRES_URL, dropped on exit.
     Environment for this process (and for a `Server` started from it): DATABASE_URL pointing
     at it, a long random SECRET_KEY, SYNAPSE_DATA_DIR inside the temp directory, the rate
-    limit off. The directory (and the PostgreSQL database) is removed on exit unless
-    `keep=True`.
+    limit off, quotas per mind far above what a benchmark stores. The directory (and the
+    PostgreSQL database) is removed on exit unless `keep=True`.
     """
 
     def __init__(self, *, keep: bool = False, verbose: bool = False, database: str = "sqlite"):
@@ -114,6 +114,9 @@ class BenchDatabase:
             "SECRET_KEY": secrets.token_urlsafe(64),
             "SYNAPSE_DATA_DIR": str(self.dir),
             "SYNAPSE_RATE_LIMIT": "off",
+            # Quotas far above what a benchmark stores: checked on every write, never reached.
+            "SYNAPSE_MAX_MEMORIES_PER_MIND": str(10**9),
+            "SYNAPSE_MAX_MIND_BYTES": str(10**15),
             "DEBUG": "false",
             "LOG_LEVEL": "WARNING",
         }

@@ -16,13 +16,16 @@ Decisions, written down:
   initialize".
 - Batches are accepted for every version (2025-03-26 had them; 2025-06-18 dropped them, and
   accepting more than a client sends harms no one), up to MAX_BATCH messages; `initialize`
-  may not be batched.
+  may not be batched. Once a batch's answers hold MAX_BATCH_ANSWER characters of JSON, its
+  remaining requests are not run: each gets an ANSWER_LIMIT error naming the limit, so one
+  small request cannot make the server build a huge answer.
 - Tool argument and write errors are tool results with `isError: true` (tools.py); an
   unknown tool, a malformed `tools/call` and an unknown resource are protocol errors.
 """
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Callable
 from typing import Any
@@ -35,8 +38,9 @@ logger = logging.getLogger(__name__)
 SUPPORTED_VERSIONS = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")
 LATEST_VERSION = SUPPORTED_VERSIONS[0]
 SERVER_INFO = {"name": "synapse", "title": "Synapse memory", "version": "0.1.0"}
-# A batch is throttled as one request, so its size is capped.
+# A batch is throttled as one request, so its size is capped, and so is what it answers.
 MAX_BATCH = 50
+MAX_BATCH_ANSWER = 8 * 1024 * 1024
 
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
@@ -45,6 +49,7 @@ INVALID_PARAMS = -32602
 INTERNAL_ERROR = -32603
 RESOURCE_NOT_FOUND = -32002
 UNSUPPORTED_PROTOCOL_VERSION = -32022
+ANSWER_LIMIT = -32010  # a server error code (JSON-RPC leaves -32000 to -32099 to servers)
 
 
 class RpcError(Exception):
@@ -230,6 +235,29 @@ def handle_payload(ctx: tools.ToolContext, payload: Any) -> dict | list | None:
             return error_response(
                 None, INVALID_REQUEST, f"A batch holds at most {MAX_BATCH} messages."
             )
-        answers = [handle_message(ctx, item, in_batch=True) for item in payload]
-        return [answer for answer in answers if answer is not None] or None
+        answers = []
+        size = 0  # characters of JSON answered so far
+        for item in payload:
+            if size >= MAX_BATCH_ANSWER and _is_request(item):
+                answers.append(_not_run(item["id"]))
+                continue
+            answer = handle_message(ctx, item, in_batch=True)
+            if answer is not None:
+                answers.append(answer)
+                size += len(json.dumps(answer, ensure_ascii=False))
+        return answers or None
     return handle_message(ctx, payload)
+
+
+def _is_request(item: Any) -> bool:
+    """A well-formed request (it has a method and an id of the right kind): work to run."""
+    return isinstance(item, dict) and "method" in item and _valid_id(item.get("id"))
+
+
+def _not_run(request_id: Any) -> dict:
+    message = (
+        f"Not run: this batch's answers already hold {MAX_BATCH_ANSWER:,} characters or more, "
+        "the most one batch answers. Send the remaining calls in another request."
+    )
+    data = {"error": "batch_answer_limit", "limit": MAX_BATCH_ANSWER}
+    return error_response(request_id, ANSWER_LIMIT, message, data)

@@ -30,6 +30,7 @@ from memories.errors import CoreError, NotFound
 from memories.fields import (
     CATEGORIES,
     PRIORITIES,
+    STORE_ACTIONS,
     input_schema,
     memory_to_dict,
     output_schema,
@@ -39,7 +40,7 @@ from memories.fields import (
 )
 from memories.filters import MemoryFilters
 from memories.models import MAX_KEY_LENGTH, MAX_TAG_LENGTH, Priority
-from memories.recall import recall_render_text, recall_selection
+from memories.recall import MAX_BUDGET, recall_render_text, recall_selection
 from memories.rules import DURATION_FORMS, normalize_tag, parse_duration
 from memories.search import MAX_LIMIT as SEARCH_MAX_LIMIT
 from memories.selectors import (
@@ -217,7 +218,7 @@ def remember_tool(ctx: ToolContext, args: dict[str, Any]) -> ToolOutput:
     # The arguments are a store body, judged by the core's one validator like POST /memory.
     result = services.memory_store(mind=ctx.mind, actor=ctx.actor, body=args, now=ctx.now)
     return _structured(
-        stored_to_dict(result.memory, action=result.action, warnings=result.warnings)
+        stored_to_dict(result.memory, action=result.outcome, warnings=result.warnings)
     )
 
 
@@ -316,6 +317,7 @@ TOOLS: dict[str, Tool] = {
                     "budget": {
                         "type": "integer",
                         "minimum": 1,
+                        "maximum": MAX_BUDGET,
                         "description": "Token budget (about 4 characters a token). "
                         "Omit for everything.",
                     },
@@ -336,9 +338,10 @@ TOOLS: dict[str, Tool] = {
                 "store secrets (passwords, API keys) or one-off chatter. Storing the same "
                 "category + key again updates that memory in place instead of adding a "
                 "duplicate, so reuse a key to correct or extend what you know (the answer's "
-                "`action` says created or updated). Use stable snake_case keys prefixed with "
-                "the category, e.g. preference_code_style. What you store is unverified "
-                "until the user confirms it in the dashboard; you cannot verify it yourself."
+                "`action` says created, updated or unchanged). Use stable snake_case keys "
+                "prefixed with the category, e.g. preference_code_style. What you store is "
+                "unverified until the user confirms it in the dashboard; you cannot verify it "
+                "yourself."
             ),
             input_schema=_remember_schema(),
             # Judged by the core's validator (memory_body_clean), like every store body.
@@ -354,7 +357,7 @@ TOOLS: dict[str, Tool] = {
                 "type": "object",
                 "properties": {
                     **MEMORY_OUTPUT["properties"],
-                    "action": {"type": "string", "enum": ["created", "updated"]},
+                    "action": {"type": "string", "enum": list(STORE_ACTIONS)},
                     "warnings": {"type": "array", "items": {"type": "string"}},
                 },
                 "required": [*MEMORY_OUTPUT["required"], "action", "warnings"],

@@ -8,9 +8,13 @@ every audited value as new; a delete records every old value, which is also the 
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime
+from itertools import islice
 from typing import Any
+
+from django.db.models import QuerySet
 
 from memories.actors import Actor
 from memories.errors import NotFound
@@ -75,16 +79,31 @@ def memory_events(
     offset: int = 0,
 ) -> tuple[list[MemoryEvent], int]:
     """The audit trail of the mind, newest first, optionally for one action or memory."""
+    page, total = memory_event_page(
+        mind=mind, action=action, memory_id=memory_id, limit=limit, offset=offset
+    )
+    return (list(page) if total else []), total
+
+
+def memory_event_page(
+    *,
+    mind: Mind,
+    action: str | None = None,
+    memory_id: str | None = None,
+    limit: int = 100,
+    offset: int = 0,
+) -> tuple[QuerySet[MemoryEvent], int]:
+    """memory_events' page as a query, read when iterated (an answer streams it), and the
+    total."""
     if not can_be_stored(memory_id):
-        return [], 0
+        return MemoryEvent.objects.none(), 0
     events = MemoryEvent.objects.filter(mind=mind)
     if action is not None:
         events = events.filter(action=action)
     if memory_id is not None:
         events = events.filter(memory_id=memory_id)
     events = events.order_by("-at", "-id")
-    total = events.count()
-    return (list(events[offset : offset + limit]) if total else []), total
+    return events[offset : offset + limit], events.count()
 
 
 @dataclass
@@ -101,29 +120,39 @@ class HistoryEntry:
         return [(name, ch.get("old"), ch.get("new")) for name, ch in self.event.changes.items()]
 
 
-def memory_history(*, memory: Memory) -> list[HistoryEntry]:
-    """The memory's audit rows, newest first, each with the version it left behind.
+# The newest versions a history shows: each can hold a long text twice, and a memory
+# rewritten every day gathers thousands.
+HISTORY_SHOWN = 100
+
+
+def memory_history(*, memory: Memory, limit: int = HISTORY_SHOWN) -> list[HistoryEntry]:
+    """The memory's audit rows, newest first (the `limit` newest), each with the version it
+    left behind.
 
     Walking back from the memory's present state, undoing each row's changes, gives the
     state right after every earlier row: that is what "restore this version" puts back.
     """
+    return list(islice(_history(memory), limit))
+
+
+def _history(memory: Memory) -> Iterator[HistoryEntry]:
+    """Every history entry of the memory, newest first, its rows read a chunk at a time."""
     current = audit_values(memory, RESTORABLE_FIELDS)
     events = MemoryEvent.objects.filter(mind_id=memory.mind_id, memory_id=memory.pk)
     state = dict(current)
-    entries = []
-    for event in events.order_by("-at", "-id"):
+    for event in events.order_by("-at", "-id").iterator(chunk_size=HISTORY_SHOWN):
         version = dict(state)
         restorable = {name: value for name, value in version.items() if value != current[name]}
-        entries.append(HistoryEntry(event=event, version=version, restorable=restorable))
+        yield HistoryEntry(event=event, version=version, restorable=restorable)
         for name, change in event.changes.items():
             if name in state and isinstance(change, dict):
                 state[name] = change.get("old")
-    return entries
 
 
 def memory_history_entry(*, memory: Memory, event_id: int) -> HistoryEntry:
-    """The history entry of one audit row of this memory; NotFound for any other."""
-    for entry in memory_history(memory=memory):
+    """The history entry of one audit row of this memory (shown or older); NotFound for any
+    other."""
+    for entry in _history(memory):
         if entry.event.pk == event_id:
             return entry
     raise NotFound("No such version of this memory.")

@@ -6,6 +6,9 @@ message, an MCP tool result.
 - `Conflict`: the write clashes with what is stored.
 - `Forbidden`: this actor may not do this.
 - `TooLarge`: more than a limit allows.
+- `Stale`: the memory changed since the caller read the version it names; nothing written.
+- `QuotaExceeded`: the write would grow a mind (or an account) past its quota; a kind of
+  Conflict with what is stored, settled by deleting something first.
 """
 
 from __future__ import annotations
@@ -71,3 +74,11 @@ class Forbidden(CoreError):
 
 class TooLarge(CoreError):
     code = "payload_too_large"
+
+
+class QuotaExceeded(Conflict):
+    code = "quota_exceeded"
+
+
+class Stale(CoreError):
+    code = "precondition_failed"

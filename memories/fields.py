@@ -234,6 +234,10 @@ def page_to_dict(
     }
 
 
+# What a store answers in `action`: "unchanged" when the body matched what was stored.
+STORE_ACTIONS = ("created", "updated", "unchanged")
+
+
 def stored_to_dict(memory: Memory, *, action: str, warnings: list[str]) -> dict[str, Any]:
     """The answer of a store: the memory, what was done, and what was not as asked."""
     return {**memory_to_dict(memory), "action": action, "warnings": warnings}

@@ -34,6 +34,12 @@ when the closing lines would not fit otherwise; all ten when the critical memori
 the budget anyway). The answer stays within the budget whenever the header, the critical
 memories and a key-less closing line per cut priority fit. The JSON form is cut exactly
 like the text form (the budget is measured on the text), so both show the same memories.
+A budget is at most MAX_BUDGET tokens.
+
+Without a budget the whole selection is shown, however large: `recall_text_stream()` and
+`recall_json_stream()` give it in pieces as the rows are read, so the server's memory stays
+bounded whatever the mind holds. Their header counts are read first (aggregates), the rows
+after: a write landing in between can make the count differ from the entries by that write.
 """
 
 from __future__ import annotations
@@ -68,8 +74,14 @@ from minds.models import Mind
 
 CHARS_PER_TOKEN = 4
 MAX_KEYS_NAMED = 10
+# The largest budget: far beyond any model's context; what a budget keeps is held in memory.
+MAX_BUDGET = 1_000_000
 # Rows stream in small chunks so a budgeted recall reads little more than what it shows.
 STREAM_CHUNK = 100
+# Without a budget every row is read: in larger chunks, and sent in pieces of about this
+# many characters.
+WHOLE_CHUNK = 1000
+PIECE_CHARS = 64 * 1024
 
 # What the text needs of a memory, read by name as plain values (no model instances): the
 # tags as their JSON text (decoded once per distinct combination, see _tags_line), and
@@ -190,19 +202,17 @@ class RecallPlan:
     total: int
     verified: int
     header: str
-    entries: list[str]  # rendered text entries, in order (empty for JSON without budget)
+    entries: list[str]  # rendered text entries, in order
     kept: list[Row]  # the rows shown, in order
     omitted: list[Omitted]
-
-    @property
-    def unverified(self) -> int:
-        return self.total - self.verified
 
 
 def recall_render_text(*, selection: RecallSelection, budget: int | None = None) -> str:
     """The recall text of `selection` (see the module docstring for the exact layout)."""
+    if budget is None:
+        return "".join(recall_text_stream(selection=selection))
     with _streaming_reads():
-        plan = _plan(selection, budget=budget, for_json=False, render=True)
+        plan = _plan(selection, budget=budget, for_json=False)
     parts = [plan.header]
     for entry in plan.entries:
         parts.append("\n")
@@ -215,18 +225,77 @@ def recall_render_text(*, selection: RecallSelection, budget: int | None = None)
 
 def recall_render_json(*, selection: RecallSelection, budget: int | None = None) -> dict[str, Any]:
     """The same selection as JSON: the counts, the memories in order, what was left out."""
+    if budget is None:
+        answer, memories = recall_json_stream(selection=selection)
+        answer["memories"] = list(memories)
+        return answer
     with _streaming_reads():
-        plan = _plan(selection, budget=budget, for_json=True, render=budget is not None)
-    mind = selection.mind
+        plan = _plan(selection, budget=budget, for_json=True)
     return {
-        "mind": {"id": mind.id, "name": mind.name},
-        "total": plan.total,
-        "verified": plan.verified,
-        "unverified": plan.unverified,
-        "budget": budget,
+        **_json_head(selection, plan.total, plan.verified, budget),
         "memories": [memory_to_dict(row) for row in plan.kept],
         "omitted": [omitted.as_dict() for omitted in plan.omitted],
     }
+
+
+def recall_text_stream(*, selection: RecallSelection) -> Iterator[str]:
+    """The whole recall text of `selection` (no budget) in pieces, read as they are sent.
+
+    The counts are read here, at once; the rows only as the pieces are asked for.
+    """
+    total, verified = _totals(selection)
+    return _text_pieces(selection, _header(selection.mind, total, verified))
+
+
+def _text_pieces(selection: RecallSelection, header: str) -> Iterator[str]:
+    yield header
+    pieces: list[str] = []
+    size = 0
+    with _streaming_reads():
+        for number, row in enumerate(_stream(selection, for_json=False, whole=True), 1):
+            entry = _entry(number, row)
+            pieces += ("\n", entry, "\n")
+            size += len(entry) + 2
+            if size >= PIECE_CHARS:
+                yield "".join(pieces)
+                pieces, size = [], 0
+    yield "".join(pieces)
+
+
+def recall_json_stream(
+    *, selection: RecallSelection
+) -> tuple[dict[str, Any], Iterator[dict[str, Any]]]:
+    """The whole recall of `selection` as JSON (no budget): the answer with its `memories`
+    left empty, and the memories, read one by one as they are asked for."""
+    total, verified = _totals(selection)
+    answer = {**_json_head(selection, total, verified, None), "memories": [], "omitted": []}
+    return answer, _json_rows(selection)
+
+
+def _json_rows(selection: RecallSelection) -> Iterator[dict[str, Any]]:
+    with _streaming_reads():
+        for row in _stream(selection, for_json=True, whole=True):
+            yield memory_to_dict(row)
+
+
+def _json_head(
+    selection: RecallSelection, total: int, verified: int, budget: int | None
+) -> dict[str, Any]:
+    mind = selection.mind
+    return {
+        "mind": {"id": mind.id, "name": mind.name},
+        "total": total,
+        "verified": verified,
+        "unverified": total - verified,
+        "budget": budget,
+    }
+
+
+def _totals(selection: RecallSelection) -> tuple[int, int]:
+    """How many memories the selection holds, and how many of them are verified."""
+    counts = selection.counts()
+    verified = sum(n for (is_verified, _), n in counts.items() if is_verified)
+    return sum(counts.values()), verified
 
 
 # --- Rendering pieces -------------------------------------------------------------------------
@@ -281,34 +350,35 @@ def _streaming_reads() -> AbstractContextManager[Any]:
     return nullcontext()
 
 
-def _stream(selection: RecallSelection, *, for_json: bool, chunked: bool) -> Iterable[Row]:
-    """The selection's rows in recall order, by name: TEXT_NAMES, plus VALUE_NAMES for JSON."""
+def _stream(selection: RecallSelection, *, for_json: bool, whole: bool) -> Iterable[Row]:
+    """The selection's rows in recall order, by name: TEXT_NAMES, plus VALUE_NAMES for JSON;
+    read a chunk at a time as they are asked for (larger chunks when `whole`: every row is
+    wanted)."""
     expired: Any = Value(False)  # memories() left the expired ones out
     if selection.include_expired:
         expired = ExpressionWrapper(expired_q(selection.now), BooleanField())
     memories = selection.memories().annotate(tags_text=Cast("tags", TextField()), expired=expired)
     names = (*VALUE_NAMES, *TEXT_NAMES) if for_json else TEXT_NAMES
     rows = memories.values_list(*dict.fromkeys(names), named=True)
-    if chunked:
-        return rows.iterator(chunk_size=STREAM_CHUNK)
-    return list(rows) if for_json else _driver_rows(rows)
+    if whole and not for_json and connections[rows.db].vendor == "sqlite":
+        return _driver_rows(rows, WHOLE_CHUNK)  # the whole text: see there
+    return rows.iterator(chunk_size=WHOLE_CHUNK if whole else STREAM_CHUNK)
 
 
-def _driver_rows(rows: QuerySet[Memory, Any]) -> list[Row]:
+def _driver_rows(rows: QuerySet[Memory, Any], chunk: int) -> Iterator[Row]:
     """The rows as the database driver returns them, named by their columns. Django's
     per-row value conversion is a large share of a whole-mind recall, and the text needs
-    none of it (`verified` and `expired` are only tested for truth)."""
+    none of it (`verified` and `expired` are only tested for truth). SQLite's cursor reads
+    as it is fetched from (elsewhere a plain cursor would hold the whole result)."""
     try:
         sql, params = rows.query.sql_with_params()
     except EmptyResultSet:  # .none(): nothing to read
-        return []
+        return
     with connections[rows.db].cursor() as cursor:
         cursor.execute(sql, params)
         named = namedtuple("Row", [column[0] for column in cursor.description])  # type: ignore[misc]
-        named_rows: list[Row] = []
-        while chunk := cursor.fetchmany(1000):  # each plain row freed as soon as it is named
-            named_rows.extend(map(named._make, chunk))
-        return named_rows
+        while fetched := cursor.fetchmany(chunk):
+            yield from map(named._make, fetched)
 
 
 class _Lookahead:
@@ -347,24 +417,8 @@ def _first_keys(memories: QuerySet[Memory], priority: int) -> tuple[str, ...]:
     return tuple(keys[:MAX_KEYS_NAMED])
 
 
-def _plan(
-    selection: RecallSelection, *, budget: int | None, for_json: bool, render: bool
-) -> RecallPlan:
+def _plan(selection: RecallSelection, *, budget: int, for_json: bool) -> RecallPlan:
     mind, memories = selection.mind, selection.memories()
-    if budget is None:
-        # Everything is shown: one query, and the counts come from the rows themselves.
-        rows = list(_stream(selection, for_json=for_json, chunked=False))
-        verified = sum(1 for row in rows if row.verified)
-        entries = [_entry(number, row) for number, row in enumerate(rows, 1)] if render else []
-        return RecallPlan(
-            total=len(rows),
-            verified=verified,
-            header=_header(mind, len(rows), verified),
-            entries=entries,
-            kept=rows,
-            omitted=[],
-        )
-
     # Exact counts come from aggregates; the rows themselves are streamed and the walk stops
     # as soon as the budget is spent, so a large mind is never read in full.
     limit = budget * CHARS_PER_TOKEN
@@ -390,9 +444,9 @@ def _plan(
             lower_cache[priority] = (lines, sum(len(o.line) + 1 for o in lines))
         return lower_cache[priority]
 
-    stream = _Lookahead(_stream(selection, for_json=for_json, chunked=True))
+    stream = _Lookahead(_stream(selection, for_json=for_json, whole=False))
     used = len(header)
-    entries = []
+    entries: list[str] = []
     kept: list[Row] = []
     omitted: list[Omitted] = []
     for row in stream:

@@ -134,6 +134,13 @@ def can_be_stored(value: str | None) -> bool:
     return value is None or "\x00" not in value
 
 
+def content_bytes(content: str) -> int:
+    """What a memory's content counts against its mind's storage quota: its UTF-8 bytes."""
+    if content.isascii():  # constant time in CPython: most content needs no encoding
+        return len(content)
+    return len(content.encode("utf-8", "surrogatepass"))
+
+
 def normalize_tag(tag: str) -> str:
     """Tags are trimmed and lower-cased; matching is case-insensitive."""
     return tag.strip().lower()
@@ -155,8 +162,9 @@ def clean_tags(value: Any) -> list[str]:
         if _UNENCODABLE.search(tag) or any(unicodedata.category(ch) == "Cc" for ch in tag):
             raise ValueError("A tag may not contain control characters.")
         tags[tag] = None
-    if len(tags) > MAX_TAGS:
-        raise ValueError(f"At most {MAX_TAGS} tags, got {len(tags)}.")
+        if len(tags) > MAX_TAGS:
+            # Refused at the first tag over the limit: a huge list costs what MAX_TAGS + 1 do.
+            raise ValueError(f"At most {MAX_TAGS} different tags; got more ({len(value):,} given).")
     return list(tags)
 
 
@@ -273,7 +281,10 @@ assert set(CLEANERS) == set(WRITABLE_FIELDS), "every writable field has exactly 
 _NULL_MEANS: dict[str, Any] = {"tags": [], "expires_at": None}
 _WRITABLE = frozenset(WRITABLE_FIELDS)
 _IGNORED = frozenset(IGNORED_FIELDS)
+# The fields of an export record a person's import keeps (`Provenance`).
+PROVENANCE_FIELDS = frozenset({"verified", "verified_by", "verified_at"})
 _UNKNOWN = f"Unknown field. Writable fields: {', '.join(WRITABLE_FIELDS)}."
+MAX_UNKNOWN_NAMED = 10  # unknown fields named one by one in a refusal
 
 
 @dataclass(frozen=True)
@@ -317,11 +328,18 @@ def memory_body_clean(
         raise Invalid.one(NON_FIELD, "Must be a JSON object of a memory's fields.")
     errors: dict[str, list[str]] = {}
     ignored: list[str] = []
+    unknown = 0
     for name in body:
         if name in _IGNORED:
             ignored.append(name)
         elif name not in _WRITABLE:
-            errors[str(name)] = [_UNKNOWN]
+            unknown += 1
+            if unknown <= MAX_UNKNOWN_NAMED:
+                errors[str(name)] = [_UNKNOWN]
+    if unknown > MAX_UNKNOWN_NAMED:
+        # A body of many thousand made-up names gets a short answer, not one entry for each.
+        more = unknown - MAX_UNKNOWN_NAMED
+        errors[NON_FIELD] = [f"And {more:,} more unknown fields, not named here."]
     if not restore and mind_id is not None and body.get("mind_id") not in (None, mind_id):
         errors["mind_id"] = [
             f"This request acts on mind {mind_id}; this memory names another. Name the mind "
@@ -363,7 +381,9 @@ def memory_body_clean(
         warnings += source_warnings
     if not partial and values.get("key") is None:
         values["key"] = derive_key(category=values["category"], content=values["content"])
-    if ignored and not restore:
+    if provenance is not None:  # what a person's import keeps is not ignored
+        ignored = [name for name in ignored if name not in PROVENANCE_FIELDS]
+    if ignored:
         warnings.append(f"Ignored fields the server sets: {', '.join(ignored)}.")
     return MemoryWrite(values, source, tuple(warnings), provenance)
 

@@ -419,17 +419,28 @@ def memory_overview(*, mind: Mind, days: int = 30, now: datetime | None = None) 
 # --- Incremental sync -----------------------------------------------------------------------
 
 
+# At most this many changes (memories and deleted ids together) a diff page lists, unless
+# one instant's writes carry it past (a page never splits the writes of one instant).
+DIFF_PAGE_MAX = 1000
+
+
 @dataclass
 class Diff:
+    """One page of changes; the lists are queries, read as they are iterated."""
+
     since: datetime
     until: datetime
-    created: list[Memory]
-    updated: list[Memory]
-    deleted: list[str]
+    # True when the window had more than this page: ask again with since = until.
+    has_more: bool
+    created: QuerySet[Memory]
+    updated: QuerySet[Memory]
+    deleted: QuerySet[MemoryEvent, str]
 
 
-def memory_diff(*, mind: Mind, since: datetime, until: datetime) -> Diff:
-    """What changed in the window since <= t < until, for incremental sync.
+def memory_diff(
+    *, mind: Mind, since: datetime, until: datetime, limit: int = DIFF_PAGE_MAX
+) -> Diff:
+    """What changed in the window since <= t < until, for incremental sync, a page at a time.
 
     - created: memories created in the window (as they are now);
     - updated: memories updated in the window but created before it;
@@ -439,22 +450,52 @@ def memory_diff(*, mind: Mind, since: datetime, until: datetime) -> Diff:
 
     The bounds are half-open so that the next call with `since = until` neither repeats nor
     misses a write. `until` must come from `diff_until()` (see there).
+
+    Paging: a window of more than `limit` changes is answered a page at a time. A page holds
+    the window's first `limit` changes and every other change of the last one's instant;
+    its `until` is the instant of the first change it leaves out, and `has_more` is true.
+    The next page is the next call with `since` = this `until`: the rule that makes
+    successive diffs add up, so a client that knows nothing of paging still misses nothing.
+    A memory created in an earlier page's window and changed again since is listed under
+    updated, in the page of its latest change.
     """
-    memories = Memory.objects.filter(mind=mind, updated_at__gte=since, updated_at__lt=until)
-    created: list[Memory] = []
-    updated: list[Memory] = []
-    # A memory's created_at never follows its updated_at, so "created in the window" rows are
-    # among those updated in it: one query for both lists.
-    for memory in memories.order_by("updated_at", "id").iterator(chunk_size=1000):
-        (created if memory.created_at >= since else updated).append(memory)
-    deleted = (
-        MemoryEvent.objects.filter(
-            mind=mind, action=MemoryEvent.Action.DELETE, at__gte=since, at__lt=until
-        )
-        .order_by("at", "id")
-        .values_list("memory_id", flat=True)
+    changed = Memory.objects.filter(mind=mind, updated_at__gte=since, updated_at__lt=until)
+    gone = MemoryEvent.objects.filter(
+        mind=mind, action=MemoryEvent.Action.DELETE, at__gte=since, at__lt=until
     )
-    return Diff(since=since, until=until, created=created, updated=updated, deleted=list(deleted))
+    end = _page_end(changed, gone, limit)
+    has_more = end is not None
+    if end is not None:
+        changed = changed.filter(updated_at__lt=end)
+        gone = gone.filter(at__lt=end)
+        until = end
+    # A memory's created_at never follows its updated_at, so "created in the window" rows
+    # are among those updated in it.
+    in_order = changed.order_by("updated_at", "id")
+    return Diff(
+        since=since,
+        until=until,
+        has_more=has_more,
+        created=in_order.filter(created_at__gte=since),
+        updated=in_order.filter(created_at__lt=since),
+        deleted=gone.order_by("at", "id").values_list("memory_id", flat=True),
+    )
+
+
+def _page_end(
+    changed: QuerySet[Memory], gone: QuerySet[MemoryEvent], limit: int
+) -> datetime | None:
+    """Where a page of at most `limit` changes (plus the rest of its last instant) ends: the
+    first instant after it that holds a change. None when the whole window fits."""
+    stamps = changed.order_by().values_list("updated_at", flat=True)
+    moments = gone.order_by().values_list("at", flat=True)
+    # The limit-th change of the window: one query over both kinds of change.
+    everything = stamps.union(moments, all=True).order_by("updated_at")
+    last = everything[limit - 1 : limit]
+    if not last:
+        return None
+    later = stamps.filter(updated_at__gt=last[0]).union(moments.filter(at__gt=last[0]), all=True)
+    return later.order_by("updated_at").first()
 
 
 def diff_until(*, mind: Mind) -> datetime:

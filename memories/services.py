@@ -19,22 +19,38 @@ the rows, their tag rows and one audit row per change (rows.py). The rules:
   (`tags: []` or null clears tags, `expires_at: null` removes the expiry).
 - A write that changes nothing is not written: no new `updated_at`, no audit row.
 - Timestamps are taken under the lock, so one mind's writes are stamped in commit order.
+- Quotas: a mind's usage (its memories, the UTF-8 bytes of their content) is counted on
+  its row in each write's transaction (`_charge`). A write that would take it past
+  SYNAPSE_MAX_MEMORIES_PER_MIND or SYNAPSE_MAX_MIND_BYTES is refused whole
+  (QuotaExceeded) before anything is written; shrinking is never refused.
+- A write to one memory may name the version its caller read (`expected_version`,
+  versions.py): it is compared under the lock, so nothing slips in between; a memory that
+  changed since is Stale and nothing is written.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal
 
+from django.conf import settings
 from django.db import connection, transaction
 from django.utils import timezone
 
 from memories import audit, rows
 from memories.actors import Actor
-from memories.errors import Conflict, Forbidden, Invalid, NotFound
+from memories.errors import (
+    Conflict,
+    CoreError,
+    Forbidden,
+    Invalid,
+    NotFound,
+    QuotaExceeded,
+    Stale,
+)
 from memories.models import Memory, MemoryEvent, MemoryTag
 from memories.rules import (
     BULK_MAX_ITEMS,
@@ -42,13 +58,19 @@ from memories.rules import (
     SOURCE_POLICY,
     UNSET,
     MemoryWrite,
+    content_bytes,
     memory_body_clean,
 )
+from memories.versions import Expected, is_version
 from minds.models import Mind
 from synapse_site.ids import random_ids
 
 Action = MemoryEvent.Action
 NOT_FOUND = "No memory with this id in this mind."
+STALE = (
+    "This memory changed since the version you read: nothing was written. Read it again and "
+    "repeat the change if it still applies."
+)
 
 
 @dataclass
@@ -58,6 +80,11 @@ class UpsertResult:
     warnings: list[str] = field(default_factory=list)
     # False when an "updated" store matched the stored values exactly (nothing was written).
     changed: bool = True
+
+    @property
+    def outcome(self) -> Literal["created", "updated", "unchanged"]:
+        """What the store did, as every face reports it."""
+        return self.action if self.changed else "unchanged"
 
 
 @dataclass
@@ -154,15 +181,10 @@ def mind_import(
     Each record is upserted by (category, key) like a sync item, all in one transaction;
     its `id` and `mind_id` are not kept (ids are new). A person restoring keeps each
     memory's source and verification; an agent's import is stored as any agent write.
+    At most BULK_MAX_ITEMS records a call, as for a sync (a larger export is imported in
+    several calls), so one import holds the mind's write lock no longer than a sync does.
     """
-    outcomes: list[UpsertResult | ItemRefused] = []
-    with transaction.atomic():
-        for start in range(0, len(records), BULK_MAX_ITEMS):
-            batch = records[start : start + BULK_MAX_ITEMS]
-            outcomes += memory_upsert_many(
-                mind=mind, actor=actor, items=batch, restore=True, now=now
-            )
-    return outcomes
+    return memory_upsert_many(mind=mind, actor=actor, items=records, restore=True, now=now)
 
 
 def _upsert(
@@ -223,14 +245,21 @@ def _stored_by_key(mind: Mind, pairs: set[tuple[str, str]]) -> dict[tuple[str, s
 
 
 def memory_change(
-    *, memory: Memory, actor: Actor, body: Any, now: datetime | None = None
-) -> Memory:
-    """Change the fields an update body gives (every field optional) and return the stored
-    memory. Raises Invalid when the body is refused; moving it to a (category, key) another
-    memory of the mind holds is a Conflict; a memory deleted meanwhile is NotFound."""
+    *,
+    memory: Memory,
+    actor: Actor,
+    body: Any,
+    expected_version: Expected = None,
+    now: datetime | None = None,
+) -> UpsertResult:
+    """Change the fields an update body gives (every field optional): the stored memory, with
+    the body's warnings (fields the server sets, a source refused). Raises Invalid when the
+    body is refused; moving it to a (category, key) another memory of the mind holds is a
+    Conflict; a memory deleted meanwhile is NotFound; one that is no longer
+    `expected_version` (when given) is Stale."""
     write = memory_body_clean(body, actor=actor, mind_id=memory.mind_id, partial=True)
     with _write_lock(memory.mind_id):
-        current = _current(memory)
+        current = _current(memory, expected_version)
         now = now or timezone.now()
         target = (
             write.values.get("category", current.category),
@@ -239,9 +268,9 @@ def memory_change(
         if target != (current.category, current.key):
             _refuse_clash(memory=current, category=target[0], key=target[1])
         batch = _Writes(actor=actor, now=now)
-        batch.updated(current, write)
+        changed = batch.updated(current, write)
         batch.persist()
-    return current
+    return UpsertResult(current, "updated", list(write.warnings), changed)
 
 
 def memory_update(
@@ -256,6 +285,7 @@ def memory_update(
     source: Any = UNSET,
     confidence: Any = UNSET,
     expires_at: Any = UNSET,
+    expected_version: Expected = None,
     now: datetime | None = None,
 ) -> Memory:
     """memory_change with the body's fields as arguments; UNSET means "not given", None null."""
@@ -269,13 +299,22 @@ def memory_update(
         confidence=confidence,
         expires_at=expires_at,
     )
-    return memory_change(memory=memory, actor=actor, body=body, now=now)
+    return memory_change(
+        memory=memory, actor=actor, body=body, expected_version=expected_version, now=now
+    ).memory
 
 
-def memory_delete(*, memory: Memory, actor: Actor, now: datetime | None = None) -> None:
-    """Delete the memory; its audit row keeps every old value (the tombstone for diff)."""
+def memory_delete(
+    *,
+    memory: Memory,
+    actor: Actor,
+    expected_version: Expected = None,
+    now: datetime | None = None,
+) -> None:
+    """Delete the memory; its audit row keeps every old value (the tombstone for diff).
+    Stale, and nothing deleted, when it is no longer `expected_version` (when given)."""
     with _write_lock(memory.mind_id):
-        current = _current(memory)
+        current = _current(memory, expected_version)
         now = now or timezone.now()
         changes = audit.tombstone(current)
         event = audit.event_row(
@@ -283,30 +322,76 @@ def memory_delete(*, memory: Memory, actor: Actor, now: datetime | None = None) 
         )
         rows.insert(MemoryEvent, [event])
         current.delete()  # its tag rows go with it
+        _charge(current.mind_id, memories=-1, size=-content_bytes(current.content))
 
 
-def memory_verify(*, memory: Memory, actor: Actor, now: datetime | None = None) -> Memory:
-    """Mark the memory verified by this person (nothing to write when it already is)."""
-    return _set_verification(memory=memory, actor=actor, verified=True, now=now)
+def memory_verify(
+    *,
+    memory: Memory,
+    actor: Actor,
+    expected_version: Expected = None,
+    now: datetime | None = None,
+) -> Memory:
+    """Mark the memory verified by this person (nothing to write when it already is).
+    Stale, and nothing written, when it is no longer `expected_version` (when given): a
+    person verifies the text they read, not one written since."""
+    return _set_verification(
+        memory=memory, actor=actor, verified=True, expected_version=expected_version, now=now
+    )
 
 
-def memory_unverify(*, memory: Memory, actor: Actor, now: datetime | None = None) -> Memory:
-    """Clear verification, verified_by and verified_at (nothing to write when not verified)."""
-    return _set_verification(memory=memory, actor=actor, verified=False, now=now)
+def memory_unverify(
+    *,
+    memory: Memory,
+    actor: Actor,
+    expected_version: Expected = None,
+    now: datetime | None = None,
+) -> Memory:
+    """Clear verification, verified_by and verified_at (nothing to write when not verified).
+    Stale, and nothing written, when it is no longer `expected_version` (when given)."""
+    return _set_verification(
+        memory=memory, actor=actor, verified=False, expected_version=expected_version, now=now
+    )
 
 
-def memory_verify_many(*, mind: Mind, actor: Actor, memory_ids: Sequence[str]) -> int:
+@dataclass
+class VerifiedMany:
+    """What memory_verify_many did: how many it verified, and which it left as they were
+    because they changed since the version the caller read (in id order)."""
+
+    verified: int
+    stale: list[Memory] = field(default_factory=list)
+
+
+def memory_verify_many(
+    *,
+    mind: Mind,
+    actor: Actor,
+    memory_ids: Sequence[str],
+    expected_versions: Mapping[str, str] | None = None,
+) -> VerifiedMany:
     """Verify the unverified memories of `mind` among `memory_ids`, each audited; ids of
-    other minds match nothing. Returns how many were verified."""
+    other minds match nothing. With `expected_versions` ({id: version read}), a memory that
+    is not that version (or has none given) is left as it is and listed as stale; the
+    others are verified all the same."""
     _require_person(actor)
+    if len(memory_ids) > BULK_MAX_ITEMS:
+        raise Invalid.one(
+            "memories", f"At most {BULK_MAX_ITEMS} memories per call, got {len(memory_ids)}."
+        )
     with _write_lock(mind.pk):
         now = timezone.now()
         batch = _Writes(actor=actor, now=now)
-        chosen = Memory.objects.filter(mind=mind, verified=False, pk__in=memory_ids)
+        stale: list[Memory] = []
+        versions = expected_versions
+        chosen = Memory.objects.filter(mind=mind, pk__in=set(memory_ids))
         for memory in chosen.order_by("pk"):
-            _mark_verified(batch, memory, verified=True)
+            if versions is not None and not is_version(memory, versions.get(memory.pk, ())):
+                stale.append(memory)
+            elif not memory.verified:
+                _mark_verified(batch, memory, verified=True)
         batch.persist()
-    return len(batch.events)
+    return VerifiedMany(verified=len(batch.events), stale=stale)
 
 
 def _require_person(actor: Actor) -> None:
@@ -323,11 +408,16 @@ def _mark_verified(batch: _Writes, memory: Memory, *, verified: bool) -> None:
 
 
 def _set_verification(
-    *, memory: Memory, actor: Actor, verified: bool, now: datetime | None
+    *,
+    memory: Memory,
+    actor: Actor,
+    verified: bool,
+    expected_version: Expected,
+    now: datetime | None,
 ) -> Memory:
     _require_person(actor)
     with _write_lock(memory.mind_id):
-        current = _current(memory)
+        current = _current(memory, expected_version)
         now = now or timezone.now()
         if current.verified != verified:
             batch = _Writes(actor=actor, now=now)
@@ -336,11 +426,14 @@ def _set_verification(
     return current
 
 
-def _current(memory: Memory) -> Memory:
-    """The memory as stored now (under the write lock); NotFound when it is gone."""
+def _current(memory: Memory, expected_version: Expected = None) -> Memory:
+    """The memory as stored now (under the write lock); NotFound when it is gone, Stale when
+    it is not `expected_version` (when given)."""
     current = Memory.objects.filter(mind_id=memory.mind_id, pk=memory.pk).first()
     if current is None:
         raise NotFound(NOT_FOUND)
+    if not is_version(current, expected_version):
+        raise Stale(STALE)
     return current
 
 
@@ -356,6 +449,61 @@ def _refuse_clash(*, memory: Memory, category: str, key: str) -> None:
             f'Another memory of this mind ({other}) already has category "{category}" and '
             f'key "{key}". Update that one, or pick another key.'
         )
+
+
+def _charge(mind_id: str, *, memories: int, size: int) -> None:
+    """Add to the mind's usage counters, under its write lock. A write that would grow the
+    mind past a quota (SYNAPSE_MAX_MEMORIES_PER_MIND, SYNAPSE_MAX_MIND_BYTES) is refused
+    with QuotaExceeded, in the same statement; shrinking is never refused, so a mind over
+    its quota can still delete, and update to something no larger."""
+    if not memories and not size:
+        return
+    quote = connection.ops.quote_name
+    # Raw: every write runs this, and an ORM update compiles slower than it runs.
+    sql = (
+        f"UPDATE {quote(Mind._meta.db_table)} SET stored_memories = stored_memories + %s, "
+        "stored_bytes = stored_bytes + %s WHERE id = %s"
+    )
+    params: list[Any] = [memories, size, mind_id]
+    limits = _quotas()
+    if memories > 0 and limits["memories"]:
+        sql += " AND stored_memories + %s <= %s"
+        params += [memories, limits["memories"]]
+    if size > 0 and limits["bytes"]:
+        sql += " AND stored_bytes + %s <= %s"
+        params += [size, limits["bytes"]]
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        if cursor.rowcount == 0:
+            raise _over_quota(mind_id, memories=memories, size=size)
+
+
+def _quotas() -> dict[str, int]:
+    """The quotas per mind, read at each write (0 or less: none)."""
+    return {
+        "memories": max(settings.SYNAPSE_MAX_MEMORIES_PER_MIND, 0),
+        "bytes": max(settings.SYNAPSE_MAX_MIND_BYTES, 0),
+    }
+
+
+def _over_quota(mind_id: str, *, memories: int, size: int) -> CoreError:
+    """The refusal of a write that would take the mind past a quota, naming it."""
+    held = Mind.objects.filter(pk=mind_id).values_list("stored_memories", "stored_bytes").first()
+    if held is None:
+        return NotFound("This mind no longer exists.")
+    count, used = held
+    limits = _quotas()
+    if memories > 0 and limits["memories"] and count + memories > limits["memories"]:
+        return QuotaExceeded(
+            f"This mind holds {count:,} memories and may hold at most "
+            f"{limits['memories']:,} (SYNAPSE_MAX_MEMORIES_PER_MIND); this write would add "
+            f"{memories:,}. Nothing was written: delete memories it no longer needs first."
+        )
+    return QuotaExceeded(
+        f"This mind's memories hold {used:,} bytes of content and may hold at most "
+        f"{limits['bytes']:,} (SYNAPSE_MAX_MIND_BYTES); this write would add {size:,}. "
+        "Nothing was written: delete or shorten memories it no longer needs first."
+    )
 
 
 @contextmanager
@@ -430,9 +578,12 @@ class _Writes:
         # A stored memory that changed, by id, with the columns to write.
         self.stored: dict[str, tuple[Memory, set[str]]] = {}
         self.events: list[dict[str, Any]] = []
+        # What the writes add to each mind's usage: [memories, content bytes].
+        self.usage: dict[str, list[int]] = {}
 
     def created(self, memory: Memory) -> None:
         self.new[memory.pk] = memory
+        self._use(memory.mind_id, 1, content_bytes(memory.content))
         self._event(memory, Action.CREATE, audit.created_changes(memory))
 
     def updated(self, memory: Memory, write: MemoryWrite) -> bool:
@@ -448,8 +599,16 @@ class _Writes:
         memory.updated_at = self.now
         if memory.pk not in self.new:
             self.stored.setdefault(memory.pk, (memory, {"updated_at"}))[1].update(changes)
+        if "content" in changes:
+            old, new = changes["content"]["old"], changes["content"]["new"]
+            self._use(memory.mind_id, 0, content_bytes(new) - content_bytes(old))
         self._event(memory, action, changes)
         return True
+
+    def _use(self, mind_id: str, memories: int, size: int) -> None:
+        usage = self.usage.setdefault(mind_id, [0, 0])
+        usage[0] += memories
+        usage[1] += size
 
     def _event(self, memory: Memory, action: str, changes: audit.Changes) -> None:
         self.events.append(
@@ -459,6 +618,9 @@ class _Writes:
         )
 
     def persist(self) -> None:
+        # First, so a write past a quota is refused before anything is written.
+        for mind_id, (count, size) in self.usage.items():
+            _charge(mind_id, memories=count, size=size)
         new = list(self.new.values())
         rows.insert(Memory, [memory.__dict__ for memory in new])
         by_columns: dict[tuple[str, ...], list[Memory]] = {}

@@ -17,6 +17,10 @@ MIND_KEY_PREFIX = "mk_"
 KEY_PREFIX_LENGTH = len(MIND_KEY_PREFIX) + 8
 
 
+# Mind's usage counters (see Mind.stored_memories).
+USAGE_FIELDS = ("stored_memories", "stored_bytes")
+
+
 def new_mind_id() -> str:
     return random_id("m_")
 
@@ -74,6 +78,11 @@ class Mind(models.Model):
     key_created_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
+    # What the mind holds: its memories and the UTF-8 bytes of their content. Kept by the
+    # memory write path in each write's own transaction, so a quota check reads two numbers
+    # instead of counting the mind (memories/services.py).
+    stored_memories = models.BigIntegerField(default=0, editable=False)
+    stored_bytes = models.BigIntegerField(default=0, editable=False)
 
     objects = MindQuerySet.as_manager()
 
@@ -82,6 +91,17 @@ class Mind(models.Model):
 
     def __str__(self) -> str:
         return f"{self.name} ({self.id})"
+
+    def save(self, *args: Any, **kwargs: Any) -> None:
+        # The counters change only by the write path's increments: saving a Mind read earlier
+        # (a rename, the admin's form) must not put back the numbers it read.
+        if not self._state.adding and kwargs.get("update_fields") is None:
+            kwargs["update_fields"] = [
+                f.name
+                for f in self._meta.concrete_fields
+                if not f.primary_key and f.name not in USAGE_FIELDS
+            ]
+        super().save(*args, **kwargs)
 
     @property
     def has_active_key(self) -> bool:

@@ -4,15 +4,39 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.db import transaction
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.db import connection, transaction
 from django.utils import timezone
 
+from memories.errors import QuotaExceeded
 from minds.models import Mind, generate_mind_key
 
 
 @transaction.atomic
-def mind_create(*, owner: Any, name: str, description: str = "") -> tuple[Mind, str]:
-    """Create a mind with a fresh key. Returns the mind and the raw key (shown once)."""
+def mind_create(
+    *, owner: Any, name: str, description: str = "", over_limit: bool = False
+) -> tuple[Mind, str]:
+    """Create a mind with a fresh key. Returns the mind and the raw key (shown once).
+
+    An account owns at most SYNAPSE_MAX_MINDS_PER_USER minds (0: no limit): one more is
+    QuotaExceeded. `over_limit`: an operator (the admin, the createmind command) may go
+    past it for an account.
+    """
+    limit = settings.SYNAPSE_MAX_MINDS_PER_USER
+    if limit > 0 and not over_limit:
+        # The owner's row lock makes two creates at once count in turn (SQLite's write
+        # transaction already does).
+        if connection.features.has_select_for_update:
+            users = get_user_model().objects.select_for_update()
+            list(users.filter(pk=owner.pk).values("pk"))
+        owned = Mind.objects.owned_by(owner).count()
+        if owned >= limit:
+            raise QuotaExceeded(
+                f"This account owns {owned:,} minds, the most one account may own "
+                f"({limit:,}, SYNAPSE_MAX_MINDS_PER_USER). Delete a mind it no longer needs "
+                "first."
+            )
     raw_key = generate_mind_key()
     mind = Mind(owner=owner, name=name, description=description, key_created_at=timezone.now())
     mind.set_key(raw_key)

@@ -44,6 +44,12 @@ class PayloadTooLarge(exceptions.APIException):
     default_code = "payload_too_large"
 
 
+NO_CREDENTIALS = (
+    "No credentials: send `Authorization: Bearer <token>` with a Mind Key (mk_…) or the "
+    "`access` token of POST /login."
+)
+
+
 def error_body(code: str, detail: str, fields: dict | None = None) -> dict:
     body: dict = {"error": code, "detail": detail}
     if fields:
@@ -72,6 +78,8 @@ CORE_STATUS = {
     core.Forbidden: status.HTTP_403_FORBIDDEN,
     core.NotFound: status.HTTP_404_NOT_FOUND,
     core.Conflict: status.HTTP_409_CONFLICT,
+    core.QuotaExceeded: status.HTTP_409_CONFLICT,  # full: delete something, then retry
+    core.Stale: status.HTTP_412_PRECONDITION_FAILED,
     core.TooLarge: status.HTTP_413_REQUEST_ENTITY_TOO_LARGE,
 }
 
@@ -92,6 +100,9 @@ def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response |
         exc = exceptions.NotFound("Not found.")
     elif isinstance(exc, DjangoPermissionDenied):
         exc = exceptions.PermissionDenied()
+    elif isinstance(exc, exceptions.NotAuthenticated):
+        # In place: the view has set the WWW-Authenticate header it needs on this exception.
+        exc.detail = exceptions.ErrorDetail(NO_CREDENTIALS, code="not_authenticated")
 
     response = exception_handler(exc, context)
     if response is None:

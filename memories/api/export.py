@@ -27,11 +27,14 @@ from memories.api.views import (
 )
 from memories.export import FORMATS, export_csv, export_filename, export_json
 from minds.scoping import mind_for_request
+from synapse_site.negotiation import Produces
 
 CONTENT_TYPES = {"json": "application/json", "csv": "text/csv; charset=utf-8"}
 
 
-class MindExportView(APIView):
+class MindExportView(Produces):
+    produces = ("application/json", "text/csv; charset=utf-8")
+
     @extend_schema(
         summary="Every memory of the mind, expired ones included and marked",
         description=(

@@ -2,24 +2,33 @@
 
 from __future__ import annotations
 
-from django.http import HttpResponse
+from django.http import HttpResponse, StreamingHttpResponse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.request import Request
 from rest_framework.response import Response
-from rest_framework.views import APIView
 
 from memories.api.params import Params, param_bool, param_category, param_choice, param_tag
+from memories.api.streaming import streamed_json
 from memories.errors import Invalid
 from memories.fields import CATEGORIES
-from memories.recall import recall_render_json, recall_render_text, recall_selection
+from memories.recall import (
+    MAX_BUDGET,
+    recall_json_stream,
+    recall_render_json,
+    recall_render_text,
+    recall_selection,
+    recall_text_stream,
+)
 from minds.scoping import mind_for_request
+from synapse_site.negotiation import Produces
 
 FORMATS = ["text", "json"]
 
 
 def param_budget(params: Params) -> int | None:
-    """`budget`: a positive whole number of tokens (about 4 characters each), or absent."""
+    """`budget`: a whole number of tokens (about 4 characters each) from 1 to MAX_BUDGET, or
+    absent."""
     raw = params.get("budget")
     if raw is None or raw.strip() == "":
         return None
@@ -29,22 +38,29 @@ def param_budget(params: Params) -> int | None:
         value = 0
     if value < 1:
         raise Invalid.one("budget", f"Must be a positive whole number of tokens, got {raw[:50]!r}.")
+    if value > MAX_BUDGET:
+        raise Invalid.one(
+            "budget", f"At most {MAX_BUDGET:,} tokens, got {value:,}; omit it for everything."
+        )
     return value
 
 
-class RecallView(APIView):
+class RecallView(Produces):
+    produces = ("text/plain; charset=utf-8", "application/json")
+
     @extend_schema(
         summary="Recall the mind's memories for an LLM's context",
         description=(
             "Plain text, most important first (critical, high, normal, low; then most "
             "recently updated). `budget` caps the answer at about N tokens (4 characters "
             "each, the whole text counted): critical memories always stay, the rest is cut "
-            "from the lowest priority up and summarised in closing lines."
+            "from the lowest priority up and summarised in closing lines. Without a budget "
+            "the whole selection is sent, streamed as it is read."
         ),
         parameters=[
             OpenApiParameter(
                 "budget",
-                {"type": "integer", "minimum": 1},
+                {"type": "integer", "minimum": 1, "maximum": MAX_BUDGET},
                 description="Token budget (4 characters each).",
             ),
             OpenApiParameter("category", str, enum=list(CATEGORIES)),
@@ -58,7 +74,7 @@ class RecallView(APIView):
             (200, "application/json"): OpenApiTypes.OBJECT,  # with ?format=json
         },
     )
-    def get(self, request: Request) -> HttpResponse:
+    def get(self, request: Request) -> HttpResponse | StreamingHttpResponse:
         params = request.query_params
         output = param_choice(params, "format", FORMATS) or "text"
         budget = param_budget(params)
@@ -69,6 +85,12 @@ class RecallView(APIView):
         selection = recall_selection(
             mind=mind, category=category, tag=tag, include_expired=include_expired
         )
+        if budget is None:  # the whole selection, however large: sent as it is read
+            if output == "json":
+                answer, memories = recall_json_stream(selection=selection)
+                return streamed_json({**answer, "memories": memories})
+            pieces = recall_text_stream(selection=selection)
+            return StreamingHttpResponse(pieces, content_type="text/plain; charset=utf-8")
         if output == "json":
             return Response(recall_render_json(selection=selection, budget=budget))
         text = recall_render_text(selection=selection, budget=budget)

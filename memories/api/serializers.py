@@ -12,7 +12,7 @@ from typing import Any
 from drf_spectacular.utils import extend_schema_field, extend_schema_serializer
 from rest_framework import serializers
 
-from memories.fields import FIELDS_BY_NAME, IGNORED_FIELDS
+from memories.fields import FIELDS_BY_NAME, IGNORED_FIELDS, STORE_ACTIONS
 
 
 def _accepts(name: str) -> dict[str, Any]:
@@ -92,8 +92,14 @@ class MemorySerializer(serializers.Serializer[Any]):
 
 
 class MemoryStoreAnswerSerializer(MemorySerializer):
-    action = serializers.ChoiceField(choices=["created", "updated"])
+    action = serializers.ChoiceField(choices=list(STORE_ACTIONS))
     warnings = serializers.ListField(child=serializers.CharField())
+
+
+class MemoryUpdateAnswerSerializer(MemorySerializer):
+    warnings = serializers.ListField(
+        child=serializers.CharField(), help_text="Fields ignored, a source refused."
+    )
 
 
 @extend_schema_serializer(many=False)  # an object with a list inside, also for `list`

@@ -5,16 +5,19 @@ incremental sync (diff, sync).
 Every request acts on the mind `mind_for_request` names; a memory of another mind is a 404.
 Memory lists answer `{"memories", "total", "limit", "offset"}` and leave expired memories
 out unless `include_expired=true`.
+An answer about one memory carries its ETag; PUT, PATCH, DELETE, verify and unverify honour
+If-Match (conditions.py), judged by the services under the write's lock.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from django.http import HttpResponse
+from django.db.models import QuerySet
+from django.http import HttpResponse, StreamingHttpResponse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import (
     OpenApiParameter,
@@ -31,6 +34,13 @@ from rest_framework.response import Response
 
 from memories import audit, selectors, services
 from memories.actors import Actor
+from memories.api.conditions import (
+    ETAG_HEADER,
+    IF_MATCH_PARAM,
+    PRECONDITION_FAILED,
+    etag,
+    expected_version,
+)
 from memories.api.idempotency import HEADER as IDEMPOTENCY_HEADER
 from memories.api.idempotency import idempotent
 from memories.api.params import (
@@ -51,9 +61,11 @@ from memories.api.serializers import (
     MemoryListAnswerSerializer,
     MemorySerializer,
     MemoryStoreAnswerSerializer,
+    MemoryUpdateAnswerSerializer,
     MemoryUpdateSerializer,
     MemoryWriteSerializer,
 )
+from memories.api.streaming import streamed_json
 from memories.errors import Invalid
 from memories.fields import (
     CATEGORIES,
@@ -76,6 +88,8 @@ if TYPE_CHECKING:
     from rest_framework.permissions import _SupportsHasPermission
 
 LIST_LIMIT_DEFAULT = 100
+# Rows read at a time for a streamed answer: each can hold 50,000 characters.
+STREAM_CHUNK = 100
 
 MIND_PARAM = OpenApiParameter(
     "mind",
@@ -132,6 +146,16 @@ def actor_for_request(request: Request) -> Actor:
     return actor
 
 
+def _one_memory(memory: Memory) -> Response:
+    """The answer about one memory: the memory, and its version as the ETag."""
+    return Response(memory_to_dict(memory), headers={"ETag": etag(memory)})
+
+
+def _streamed(memories: QuerySet[Memory]) -> Iterator[dict[str, Any]]:
+    """The memories as JSON, read a chunk at a time as they are sent."""
+    return (memory_to_dict(m) for m in memories.iterator(chunk_size=STREAM_CHUNK))
+
+
 def memory_page(page: selectors.MemoryPage, *, limit: int, offset: int) -> dict[str, Any]:
     """The answer of every memory list."""
     return page_to_dict(page.memories, total=page.total, limit=limit, offset=offset)
@@ -175,7 +199,7 @@ def sync_answer(outcomes: Sequence[services.UpsertResult | services.ItemRefused]
         if isinstance(outcome, services.ItemRefused):
             errors.append(item_error(index, outcome))
             continue
-        result_action = outcome.action if outcome.changed else "unchanged"
+        result_action = outcome.outcome
         counts[result_action] += 1
         result: dict[str, Any] = {"index": index, "id": outcome.memory.pk}
         result["key"] = outcome.memory.key
@@ -216,6 +240,9 @@ DIFF_ANSWER = _answer(
     {
         "since": serializers.DateTimeField(),
         "until": serializers.DateTimeField(help_text="Pass it as the next `since`."),
+        "has_more": serializers.BooleanField(
+            help_text="This page ends before now: ask again at once with since = until."
+        ),
         "created": MemorySerializer(many=True),
         "updated": MemorySerializer(many=True),
         "deleted": serializers.ListField(child=serializers.CharField()),
@@ -231,24 +258,26 @@ OBJECT_ANSWER = OpenApiTypes.OBJECT
         responses=MemoryListAnswerSerializer,
     ),
     retrieve=extend_schema(
-        summary="Get a memory", parameters=[ID_PARAM, MIND_PARAM], responses=MemorySerializer
+        summary="Get a memory",
+        parameters=[ID_PARAM, MIND_PARAM, ETAG_HEADER],
+        responses=MemorySerializer,
     ),
     update=extend_schema(
         summary="Update a memory (partial body)",
-        parameters=[ID_PARAM, MIND_PARAM],
+        parameters=[ID_PARAM, MIND_PARAM, IF_MATCH_PARAM, ETAG_HEADER],
         request=MemoryUpdateSerializer,
-        responses=MemorySerializer,
+        responses={200: MemoryUpdateAnswerSerializer, 412: PRECONDITION_FAILED},
     ),
     partial_update=extend_schema(
         summary="Update a memory (partial body)",
-        parameters=[ID_PARAM, MIND_PARAM],
+        parameters=[ID_PARAM, MIND_PARAM, IF_MATCH_PARAM, ETAG_HEADER],
         request=MemoryUpdateSerializer,
-        responses=MemorySerializer,
+        responses={200: MemoryUpdateAnswerSerializer, 412: PRECONDITION_FAILED},
     ),
     destroy=extend_schema(
         summary="Delete a memory",
-        parameters=[ID_PARAM, MIND_PARAM],
-        responses={200: MemoryDeletedSerializer},
+        parameters=[ID_PARAM, MIND_PARAM, IF_MATCH_PARAM],
+        responses={200: MemoryDeletedSerializer, 412: PRECONDITION_FAILED},
     ),
 )
 class MemoryViewSet(viewsets.GenericViewSet[Memory]):
@@ -285,7 +314,7 @@ class MemoryViewSet(viewsets.GenericViewSet[Memory]):
 
         def store() -> tuple[int, dict[str, Any]]:
             result = services.memory_store(mind=mind, actor=actor, body=request.data)
-            body = stored_to_dict(result.memory, action=result.action, warnings=result.warnings)
+            body = stored_to_dict(result.memory, action=result.outcome, warnings=result.warnings)
             code = status.HTTP_201_CREATED if result.action == "created" else status.HTTP_200_OK
             return code, body
 
@@ -304,49 +333,62 @@ class MemoryViewSet(viewsets.GenericViewSet[Memory]):
         return self._list(request, filters)
 
     def retrieve(self, request: Request, id: str) -> Response:
-        return Response(memory_to_dict(self._memory(request, id)))
+        return _one_memory(self._memory(request, id))
 
     def update(self, request: Request, id: str) -> Response:
-        memory = services.memory_change(
-            memory=self._memory(request, id),
+        result = services.memory_change(
+            memory=self._memory(request, id),  # a 404 comes before any If-Match verdict
             actor=actor_for_request(request),
             body=request.data,
+            expected_version=expected_version(request),
         )
-        return Response(memory_to_dict(memory))
+        answer = _one_memory(result.memory)
+        answer.data["warnings"] = result.warnings
+        return answer
 
     def partial_update(self, request: Request, id: str) -> Response:
         return self.update(request, id)
 
     def destroy(self, request: Request, id: str) -> Response:
         memory = self._memory(request, id)
-        services.memory_delete(memory=memory, actor=actor_for_request(request))
+        services.memory_delete(
+            memory=memory,
+            actor=actor_for_request(request),
+            expected_version=expected_version(request),
+        )
         return Response({"deleted": True, "id": id})
 
     @extend_schema(
         summary="Mark a memory verified (a person only)",
-        parameters=[ID_PARAM, MIND_PARAM],
+        description="Send the ETag of the memory you read as If-Match, so that you verify "
+        "that text and not one written since.",
+        parameters=[ID_PARAM, MIND_PARAM, IF_MATCH_PARAM, ETAG_HEADER],
         request=None,
-        responses=MemorySerializer,
+        responses={200: MemorySerializer, 412: PRECONDITION_FAILED},
     )
     @action(detail=True, methods=["post"])
     def verify(self, request: Request, id: str) -> Response:
         memory = services.memory_verify(
-            memory=self._memory(request, id), actor=actor_for_request(request)
+            memory=self._memory(request, id),
+            actor=actor_for_request(request),
+            expected_version=expected_version(request),
         )
-        return Response(memory_to_dict(memory))
+        return _one_memory(memory)
 
     @extend_schema(
         summary="Clear a memory's verification (a person only)",
-        parameters=[ID_PARAM, MIND_PARAM],
+        parameters=[ID_PARAM, MIND_PARAM, IF_MATCH_PARAM, ETAG_HEADER],
         request=None,
-        responses=MemorySerializer,
+        responses={200: MemorySerializer, 412: PRECONDITION_FAILED},
     )
     @action(detail=True, methods=["post"])
     def unverify(self, request: Request, id: str) -> Response:
         memory = services.memory_unverify(
-            memory=self._memory(request, id), actor=actor_for_request(request)
+            memory=self._memory(request, id),
+            actor=actor_for_request(request),
+            expected_version=expected_version(request),
         )
-        return Response(memory_to_dict(memory))
+        return _one_memory(memory)
 
     # --- Review and overview -------------------------------------------------------------
 
@@ -489,16 +531,18 @@ class MemoryViewSet(viewsets.GenericViewSet[Memory]):
         ),
     )
     @action(detail=False, methods=["get"])
-    def audit(self, request: Request) -> Response:
+    def audit(self, request: Request) -> StreamingHttpResponse:
         params = request.query_params
-        events, total = audit.memory_events(
+        events, total = audit.memory_event_page(
             mind=mind_for_request(request),
             action=param_choice(params, "action", AUDIT_ACTIONS),
             memory_id=(params.get("memory") or "").strip() or None,
             limit=param_limit(params, default=LIST_LIMIT_DEFAULT, maximum=LIST_LIMIT_MAX),
             offset=param_offset(params),
         )
-        return Response({"entries": [event_to_dict(e) for e in events], "total": total})
+        # An entry can hold two versions of a long text: the page is sent as it is read.
+        entries = (event_to_dict(e) for e in events.iterator(chunk_size=STREAM_CHUNK))
+        return streamed_json({"entries": entries, "total": total})
 
     # --- Incremental sync ----------------------------------------------------------------
 
@@ -506,7 +550,11 @@ class MemoryViewSet(viewsets.GenericViewSet[Memory]):
         summary="What changed since a time: created, updated, deleted ids",
         description=(
             "The window is since <= t < until; `until` is the server's time of this answer, "
-            "so passing it as the next `since` neither repeats nor misses a write."
+            "so passing it as the next `since` neither repeats nor misses a write. A window "
+            f"of more than `limit` changes (default and most {selectors.DIFF_PAGE_MAX:,}) is "
+            "answered a page at a time: the answer covers the window's start, its `until` "
+            "ends that page and `has_more` is true; call again with since = until (a page "
+            "never splits the writes of one instant, so it may hold a few more)."
         ),
         parameters=[
             OpenApiParameter(
@@ -521,22 +569,33 @@ class MemoryViewSet(viewsets.GenericViewSet[Memory]):
                 required=True,
                 description=SINCE_HINT,
             ),
+            OpenApiParameter(
+                "limit",
+                {"type": "integer", "minimum": 1, "maximum": selectors.DIFF_PAGE_MAX},
+                description=f"Changes a page lists, 1 to {selectors.DIFF_PAGE_MAX:,} (default).",
+            ),
             MIND_PARAM,
         ],
         responses=DIFF_ANSWER,
     )
     @action(detail=False, methods=["get"])
-    def diff(self, request: Request) -> Response:
-        since = param_since(request.query_params)
+    def diff(self, request: Request) -> StreamingHttpResponse:
+        params = request.query_params
+        since = param_since(params)
+        page = selectors.DIFF_PAGE_MAX
+        limit = param_limit(params, default=page, maximum=page)
         mind = mind_for_request(request)
-        diff = selectors.memory_diff(mind=mind, since=since, until=selectors.diff_until(mind=mind))
-        return Response(
+        until = selectors.diff_until(mind=mind)
+        diff = selectors.memory_diff(mind=mind, since=since, until=until, limit=limit)
+        # A page can still hold many long texts: it is sent as it is read.
+        return streamed_json(
             {
                 "since": iso(diff.since),
                 "until": iso(diff.until),
-                "created": [memory_to_dict(m) for m in diff.created],
-                "updated": [memory_to_dict(m) for m in diff.updated],
-                "deleted": diff.deleted,
+                "has_more": diff.has_more,
+                "created": _streamed(diff.created),
+                "updated": _streamed(diff.updated),
+                "deleted": diff.deleted.iterator(chunk_size=STREAM_CHUNK),
             }
         )
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from datetime import datetime
 
 from memories.actors import Actor
@@ -19,6 +20,23 @@ def remember(
     fields.setdefault("category", "fact")
     fields.setdefault("actor", AGENT)
     return memory_upsert(mind=mind, key=key, content=content, now=now, **fields).memory
+
+
+def body_of(response) -> bytes:
+    """The body of a plain or a streamed answer (recall, diff, audit and export stream)."""
+    if not response.streaming:
+        return response.content
+    if not hasattr(response, "_streamed_body"):  # a stream can be read once
+        response._streamed_body = b"".join(response.streaming_content)
+    return response._streamed_body
+
+
+def text_of(response) -> str:
+    return body_of(response).decode()
+
+
+def json_of(response):
+    return json.loads(body_of(response))
 
 
 def ids(body: dict) -> list[str]:
@@ -39,6 +57,6 @@ def assert_isolated(path: str, *, mind, stranger_agent, other_human) -> None:
     theirs = stranger_agent.get(path)
     assert theirs.status_code in (200, 404), theirs.content
     if theirs.status_code == 200:
-        assert mind.pk not in theirs.content.decode()
+        assert mind.pk not in text_of(theirs)
     separator = "&" if "?" in path else "?"
     assert other_human.get(f"{path}{separator}mind={mind.pk}").status_code == 404

@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from tests.api.memory_helpers import assert_invalid, assert_isolated
+from tests.api.memory_helpers import assert_invalid, assert_isolated, json_of
 
 
 def test_audit_lists_entries_newest_first_with_old_values(agent, human, owner, owner_mind):
@@ -15,7 +15,7 @@ def test_audit_lists_entries_newest_first_with_old_values(agent, human, owner, o
     agent.put(f"/memory/{stored['id']}", {"content": "two"}, format="json")
     human.post(f"/memory/{stored['id']}/verify")
     human.delete(f"/memory/{stored['id']}")
-    body = agent.get("/memory/audit").json()
+    body = json_of(agent.get("/memory/audit"))
     assert set(body) == {"entries", "total"}
     assert body["total"] == 4
     assert [e["action"] for e in body["entries"]] == ["delete", "verify", "update", "create"]
@@ -34,11 +34,11 @@ def test_audit_filters_by_action_and_memory(agent):
     a = agent.post("/memory", {"category": "fact", "content": "a"}, format="json").json()
     b = agent.post("/memory", {"category": "fact", "content": "b"}, format="json").json()
     agent.delete(f"/memory/{a['id']}")
-    deletes = agent.get("/memory/audit?action=DELETE").json()
+    deletes = json_of(agent.get("/memory/audit?action=DELETE"))
     assert [e["memory_id"] for e in deletes["entries"]] == [a["id"]]
-    only_b = agent.get(f"/memory/audit?memory={b['id']}").json()
+    only_b = json_of(agent.get(f"/memory/audit?memory={b['id']}"))
     assert [e["action"] for e in only_b["entries"]] == ["create"]
-    page = agent.get("/memory/audit?limit=1&offset=1").json()
+    page = json_of(agent.get("/memory/audit?limit=1&offset=1"))
     assert page["total"] == 3 and len(page["entries"]) == 1
 
 
@@ -52,14 +52,14 @@ def test_audit_query_count(agent):
     for i in range(15):
         agent.post("/memory", {"category": "fact", "content": f"c{i}"}, format="json")
     with CaptureQueriesContext(connection) as ctx:
-        assert agent.get("/memory/audit").json()["total"] == 15
+        assert json_of(agent.get("/memory/audit"))["total"] == 15
     assert len(ctx.captured_queries) <= 3
 
 
 def test_audit_isolation(agent, mind, stranger_agent, other_human):
     stored = agent.post("/memory", {"category": "fact", "content": "mine"}, format="json").json()
-    assert stranger_agent.get("/memory/audit").json() == {"entries": [], "total": 0}
-    assert stranger_agent.get(f"/memory/audit?memory={stored['id']}").json()["total"] == 0
+    assert json_of(stranger_agent.get("/memory/audit")) == {"entries": [], "total": 0}
+    assert json_of(stranger_agent.get(f"/memory/audit?memory={stored['id']}"))["total"] == 0
     assert_isolated(
         "/memory/audit", mind=mind, stranger_agent=stranger_agent, other_human=other_human
     )

@@ -7,8 +7,9 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from django.utils import timezone
 
+from memories import selectors
 from memories.services import memory_delete
-from tests.api.memory_helpers import AGENT, assert_invalid, assert_isolated, remember
+from tests.api.memory_helpers import AGENT, assert_invalid, assert_isolated, json_of, remember
 
 T0 = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 
@@ -19,8 +20,8 @@ def at(minutes: int) -> datetime:
 
 def diff(client, since) -> dict:
     response = client.get("/memory/diff", {"since": since})
-    assert response.status_code == 200, response.content
-    return response.json()
+    assert response.status_code == 200
+    return json_of(response)
 
 
 def test_diff_sorts_changes_into_created_updated_deleted(agent, mind):
@@ -31,7 +32,8 @@ def test_diff_sorts_changes_into_created_updated_deleted(agent, mind):
     new = remember(mind, "new", now=at(30))  # created in the window
     memory_delete(memory=doomed, actor=AGENT, now=at(40))
     body = diff(agent, at(10).isoformat())
-    assert set(body) == {"since", "until", "created", "updated", "deleted"}
+    assert set(body) == {"since", "until", "has_more", "created", "updated", "deleted"}
+    assert body["has_more"] is False
     assert body["since"] == "2026-03-01T12:10:00Z"
     assert [m["id"] for m in body["created"]] == [new.pk]
     assert [m["id"] for m in body["updated"]] == [touched.pk]
@@ -84,7 +86,7 @@ def test_since_accepts_epoch_iso_and_an_unencoded_plus(agent, mind):
     ):
         assert len(diff(agent, since)["created"]) == 1, since
     raw = agent.get("/memory/diff?since=2026-03-01T13:00:00+01:00")  # "+" arrives as " "
-    assert raw.status_code == 200 and len(raw.json()["created"]) == 1
+    assert raw.status_code == 200 and len(json_of(raw)["created"]) == 1
 
 
 @pytest.mark.parametrize("since", [None, "", "yesterday", "2026-13-01", "nan", "1e400"])
@@ -102,3 +104,59 @@ def test_diff_isolation(agent, mind, stranger_agent, other_human):
     assert_isolated(
         "/memory/diff?since=0", mind=mind, stranger_agent=stranger_agent, other_human=other_human
     )
+
+
+# --- Paging ------------------------------------------------------------------------------------
+
+
+def follow(client, since, **params) -> list[dict]:
+    """Every page from `since`, as a client does: since = until while has_more."""
+    pages = []
+    while True:
+        response = client.get("/memory/diff", {"since": since, **params})
+        assert response.status_code == 200
+        page = json_of(response)
+        pages.append(page)
+        if not page["has_more"]:
+            return pages
+        assert len(pages) < 20
+        since = page["until"]
+
+
+def test_a_long_window_comes_in_pages_that_add_up(agent, mind):
+    kept = [remember(mind, f"k{i}", now=at(i)) for i in range(5)]
+    doomed = remember(mind, "doomed", now=at(5))
+    memory_delete(memory=doomed, actor=AGENT, now=at(6))
+    remember(mind, "k1", "changed", now=at(7))
+    pages = follow(agent, at(0).isoformat(), limit=2)
+    assert [p["has_more"] for p in pages] == [True, True, False]
+    # Each page's `until` is the instant of the first change it leaves out.
+    assert datetime.fromisoformat(pages[0]["until"]) == at(3)
+    created = [m["id"] for p in pages for m in p["created"]]
+    updated = [m["id"] for p in pages for m in p["updated"]]
+    deleted = [i for p in pages for i in p["deleted"]]
+    # k1 changed after the page that listed k0 and k1: it comes once, in its latest state,
+    # in the page of its change (created before that page: "updated").
+    assert created == [kept[0].pk, kept[2].pk, kept[3].pk, kept[4].pk]
+    assert updated == [kept[1].pk] and pages[-1]["updated"][0]["content"] == "changed"
+    assert deleted == [doomed.pk]
+    assert sum(len(p["created"]) + len(p["updated"]) + len(p["deleted"]) for p in pages) == 6
+
+
+def test_a_page_never_splits_the_writes_of_one_instant(agent, mind):
+    for key in ("a", "b", "c"):
+        remember(mind, key, now=at(1))  # one sync's writes share their instant
+    remember(mind, "d", now=at(2))
+    first, second = follow(agent, at(0).isoformat(), limit=2)
+    assert sorted(m["key"] for m in first["created"]) == ["a", "b", "c"]
+    assert first["has_more"] and datetime.fromisoformat(first["until"]) == at(2)
+    assert [m["key"] for m in second["created"]] == ["d"] and not second["has_more"]
+
+
+def test_a_client_that_knows_nothing_of_paging_still_gets_everything(agent, mind, monkeypatch):
+    monkeypatch.setattr(selectors, "DIFF_PAGE_MAX", 3)
+    stored = {remember(mind, f"k{i}", now=at(i)).pk for i in range(10)}
+    pages = follow(agent, at(0).timestamp())
+    assert len(pages) == 4
+    seen = [m["id"] for page in pages for m in page["created"]]
+    assert sorted(seen) == sorted(stored)  # each once

@@ -7,7 +7,10 @@ import json
 import pytest
 from django.test import Client
 
+from mcp_server import protocol
 from mcp_server.protocol import LATEST_VERSION, SUPPORTED_VERSIONS
+from memories.models import Memory
+from tests.api.memory_helpers import remember
 
 pytestmark = pytest.mark.django_db
 
@@ -165,6 +168,35 @@ def test_batch_size_is_capped(owner_mind):
     assert (
         len(post(owner_mind.key, [request("ping", request_id=n) for n in range(50)]).json()) == 50
     )
+
+
+def test_a_batch_stops_running_calls_once_its_answers_pass_the_limit(owner_mind, mind, monkeypatch):
+    monkeypatch.setattr(protocol, "MAX_BATCH_ANSWER", 30_000)
+    for i in range(3):
+        remember(mind, f"long_{i}", "words " * 2000)  # about 12,000 characters each
+    listing = {"name": "list_memories", "arguments": {"limit": 200}}
+    store = {"name": "remember", "arguments": {"category": "fact", "content": "after"}}
+    batch = [
+        request("tools/call", listing, request_id=1),  # under the limit when it starts
+        request("tools/call", listing, request_id=2),  # past it: not run
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},  # owed nothing
+        request("tools/call", store, request_id=3),  # not run: nothing stored
+    ]
+    answers = post(owner_mind.key, batch).json()
+    assert [a["id"] for a in answers] == [1, 2, 3]
+    assert answers[0]["result"]["structuredContent"]["total"] == 3
+    for refused in answers[1:]:
+        assert refused["error"]["code"] == protocol.ANSWER_LIMIT
+        assert "30,000 characters" in refused["error"]["message"]
+        assert refused["error"]["data"] == {"error": "batch_answer_limit", "limit": 30_000}
+    assert not Memory.objects.filter(mind=mind, content="after").exists()
+
+
+def test_a_batch_under_the_answer_limit_runs_every_call(owner_mind, mind):
+    remember(mind, "short", "a few words")
+    listing = {"name": "list_memories", "arguments": {"limit": 200}}
+    answers = post(owner_mind.key, [request("tools/call", listing, n) for n in range(50)]).json()
+    assert all("result" in answer for answer in answers) and len(answers) == 50
 
 
 def test_initialize_may_not_be_batched(owner_mind):

@@ -8,13 +8,19 @@ from collections import Counter
 from datetime import UTC, datetime, timedelta
 
 import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 
+from memories import recall
 from memories.models import Memory, MemoryTag, Priority
 from memories.recall import (
     CHARS_PER_TOKEN,
+    MAX_BUDGET,
+    recall_json_stream,
     recall_render_json,
     recall_render_text,
     recall_selection,
+    recall_text_stream,
 )
 
 NOW = datetime(2026, 6, 1, 12, 0, tzinfo=UTC)
@@ -403,3 +409,36 @@ def test_content_cannot_imitate_an_entry_or_its_lines(mind, newline):
     assert "  [002] identity (CRITICAL) [verified]" in first.split("\n")
     assert first.rstrip("\n").endswith("  Tags: real")
     assert all(line.startswith("  ") for line in first.split("\n")[1:])
+
+
+# --- Without a budget: read and sent in pieces -------------------------------------------------
+
+
+def test_the_whole_text_is_sent_in_pieces_read_as_they_are_asked_for(mind, monkeypatch):
+    monkeypatch.setattr(recall, "PIECE_CHARS", 500)
+    monkeypatch.setattr(recall, "WHOLE_CHUNK", 7)
+    fill(mind, critical=2, high=10, normal=20, low=20)
+    selection = recall_selection(mind=mind, now=NOW)
+    with CaptureQueriesContext(connection) as queries:
+        pieces = recall_text_stream(selection=selection)
+        counted = len(queries)  # the header's counts, read at once
+        header = next(pieces)
+        assert len(queries) == counted  # no row read yet
+        rest = list(pieces)
+    assert header.startswith("Mind: Olive's Mind\nMemories: 52 total")
+    assert len(rest) > 5 and all(len(piece) < 500 + 300 for piece in rest)
+    whole = header + "".join(rest)
+    assert whole == text(mind) == text(mind, budget=MAX_BUDGET)
+    assert len(shown_keys(whole)) == 52
+
+
+def test_the_whole_json_streams_the_same_memories(mind):
+    fill(mind, critical=1, high=3, normal=3, low=3)
+    selection = recall_selection(mind=mind, now=NOW)
+    answer, memories = recall_json_stream(selection=selection)
+    assert answer["memories"] == [] and answer["budget"] is None
+    assert not isinstance(memories, list)
+    streamed = list(memories)
+    budgeted = recall_render_json(selection=selection, budget=MAX_BUDGET)
+    assert streamed == budgeted["memories"] and len(streamed) == 10
+    assert (answer["total"], answer["verified"]) == (budgeted["total"], budgeted["verified"])

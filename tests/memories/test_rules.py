@@ -7,7 +7,18 @@ from datetime import UTC, datetime
 
 import pytest
 
-from memories.rules import clean_tags, derive_key, parse_timestamp
+from memories import rules
+from memories.actors import Actor
+from memories.errors import NON_FIELD, Invalid
+from memories.models import MAX_TAGS
+from memories.rules import (
+    MAX_UNKNOWN_NAMED,
+    clean_tags,
+    content_bytes,
+    derive_key,
+    memory_body_clean,
+    parse_timestamp,
+)
 
 
 @pytest.mark.parametrize(
@@ -53,3 +64,36 @@ def test_expires_at_accepts_iso_and_epoch(value, expected):
 def test_bad_expires_at_is_refused(value):
     with pytest.raises(ValueError):
         parse_timestamp(value)
+
+
+def test_a_huge_tag_list_is_refused_after_the_limit_plus_one(monkeypatch):
+    calls = []
+
+    def counting(tag: str) -> str:
+        calls.append(tag)
+        return tag.strip().lower()
+
+    monkeypatch.setattr(rules, "normalize_tag", counting)
+    with pytest.raises(ValueError, match="At most 20 different tags") as refused:
+        clean_tags([f"tag{i}" for i in range(100_000)])
+    assert "100,000 given" in str(refused.value)
+    assert len(calls) <= MAX_TAGS + 1
+
+
+def test_many_duplicates_of_few_tags_are_fine():
+    assert clean_tags(["Docker", " docker", "DOCKER ", "work"] * 1000) == ["docker", "work"]
+
+
+def test_many_unknown_fields_are_named_up_to_ten():
+    body = {"category": "fact", "content": "x", **{f"field_{i}": 1 for i in range(50_000)}}
+    with pytest.raises(Invalid) as refused:
+        memory_body_clean(body, actor=Actor(kind="agent", name="mk_a"))
+    fields = refused.value.fields
+    assert len(fields) == MAX_UNKNOWN_NAMED + 1
+    assert fields[NON_FIELD] == ["And 49,990 more unknown fields, not named here."]
+    assert "field_0" in fields and "Unknown field" in fields["field_0"][0]
+
+
+def test_content_bytes_are_utf8_bytes():
+    assert content_bytes("abc") == 3
+    assert content_bytes("grüße 日本") == len("grüße 日本".encode())

@@ -6,10 +6,12 @@ from datetime import UTC, datetime
 
 import pytest
 
+from memories import services
 from memories.actors import Actor
+from memories.errors import Invalid
 from memories.models import Memory, MemoryEvent, MemoryTag
-from memories.rules import UNSET
-from memories.services import ItemRefused, memory_upsert, memory_upsert_many
+from memories.rules import BULK_MAX_ITEMS, UNSET
+from memories.services import ItemRefused, memory_upsert, memory_upsert_many, mind_import
 from minds.services import mind_create
 from synapse_site.ids import SHARED_LENGTH
 
@@ -150,3 +152,27 @@ def test_the_new_memories_of_one_call_share_a_random_id_start(owner):
     start = len("mem_") + SHARED_LENGTH
     assert len({pk[:start] for pk in first}) == len({pk[:start] for pk in second}) == 1
     assert first[0][:start] != second[0][:start]
+
+
+@pytest.mark.parametrize("write", ["sync", "import"])
+def test_too_many_items_are_refused_before_any_is_judged(mind, monkeypatch, write):
+    judged = []
+    clean = services.memory_body_clean
+    monkeypatch.setattr(
+        services, "memory_body_clean", lambda *a, **kw: judged.append(1) or clean(*a, **kw)
+    )
+    items = [{"category": "note", "content": f"n{i}"} for i in range(BULK_MAX_ITEMS + 1)]
+    with pytest.raises(Invalid) as refused:
+        if write == "sync":
+            memory_upsert_many(mind=mind, actor=AGENT, items=items)
+        else:
+            mind_import(mind=mind, actor=PERSON, records=items)
+    assert refused.value.fields["memories"] == [
+        f"At most {BULK_MAX_ITEMS} memories per call, got {BULK_MAX_ITEMS + 1}: "
+        "send them in several calls."
+    ]
+    assert judged == []
+    assert not Memory.objects.filter(mind=mind).exists()
+    # The most one call takes still goes through.
+    outcomes = mind_import(mind=mind, actor=PERSON, records=items[:BULK_MAX_ITEMS])
+    assert len(outcomes) == len(judged) == BULK_MAX_ITEMS

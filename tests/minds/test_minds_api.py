@@ -1,4 +1,5 @@
 import pytest
+from django.test import override_settings
 
 from minds.models import Mind, hash_mind_key
 from tests.conftest import bearer_client
@@ -119,3 +120,15 @@ def test_put_is_not_allowed(human, mind):
     response = human.put(f"/minds/{mind.id}", {"name": "x"}, format="json")
     assert response.status_code == 405
     assert response.json()["error"] == "method_not_allowed"
+
+
+@override_settings(SYNAPSE_MAX_MINDS_PER_USER=2)
+def test_creating_a_mind_past_the_cap_is_409_naming_it(human, owner, mind, other_human):
+    assert human.post("/minds", {"name": "Second"}, format="json").status_code == 201
+    response = human.post("/minds", {"name": "Third"}, format="json")
+    assert response.status_code == 409
+    body = response.json()
+    assert body["error"] == "quota_exceeded"
+    assert "SYNAPSE_MAX_MINDS_PER_USER" in body["detail"]
+    assert Mind.objects.filter(owner=owner).count() == 2
+    assert other_human.post("/minds", {"name": "Theirs"}, format="json").status_code == 201

@@ -6,6 +6,8 @@
 - A person verifying while the agent keeps changing the content: the final row is verified
   only if the last content change came before the last verification (a human confirmed the
   text that is stored, never an older one).
+- Stores racing into a nearly full mind, and creates racing for an account's last mind:
+  the quota holds exactly.
 """
 
 from __future__ import annotations
@@ -16,8 +18,11 @@ from collections import Counter
 import pytest
 from django.db import connections
 
+from memories.errors import QuotaExceeded
 from memories.models import Memory, MemoryEvent
 from memories.services import memory_upsert, memory_verify
+from minds.models import Mind
+from minds.services import mind_create
 from tests.api.memory_helpers import AGENT, PERSON
 from tests.reliability.harness import GunicornServer
 
@@ -145,3 +150,38 @@ def test_verification_racing_agent_edits_never_blesses_unseen_content(mind):
             )
     assert content == memory.content
     assert Memory.objects.filter(key="contested").count() == 1
+
+
+@pytest.mark.django_db(transaction=True)
+def test_racing_stores_into_a_nearly_full_mind_never_pass_its_quota(mind, settings):
+    settings.SYNAPSE_MAX_MEMORIES_PER_MIND = 5
+    for n in range(3):
+        memory_upsert(mind=mind, actor=AGENT, category="fact", key=f"held_{n}", content="x")
+    refused: list[int] = []
+
+    def work(i: int) -> None:
+        try:
+            memory_upsert(mind=mind, actor=AGENT, category="fact", key=f"new_{i}", content="x")
+        except QuotaExceeded:
+            refused.append(i)
+
+    assert run_together(THREADS, work) == []
+    assert len(refused) == THREADS - 2
+    mind.refresh_from_db()
+    assert Memory.objects.filter(mind=mind).count() == mind.stored_memories == 5
+
+
+@pytest.mark.django_db(transaction=True)
+def test_racing_creates_never_pass_the_minds_per_account(owner, mind, settings):
+    settings.SYNAPSE_MAX_MINDS_PER_USER = 3
+    refused: list[int] = []
+
+    def work(i: int) -> None:
+        try:
+            mind_create(owner=owner, name=f"Racer {i}")
+        except QuotaExceeded:
+            refused.append(i)
+
+    assert run_together(THREADS, work) == []
+    assert len(refused) == THREADS - 2
+    assert Mind.objects.filter(owner=owner).count() == 3

@@ -15,7 +15,10 @@ from urllib.parse import urlencode
 
 import pytest
 
-from memories.models import Memory
+from mcp_server import protocol
+from memories import rules
+from memories.models import MAX_TAGS, Memory
+from memories.rules import BULK_MAX_ITEMS
 from tests.api.memory_helpers import remember
 from tests.conftest import bearer_client
 
@@ -257,6 +260,66 @@ def test_bad_mind_field_is_a_400_naming_it(human, mind, field, value):
     assert mind.name == "Olive's Mind"
 
 
+# --- Long lists in a body: refused as soon as they pass the limit ------------------------------
+
+# 100,000 different tags: about 900 KB of JSON, under the body limit.
+TAG_BOMB = [f"t{i}" for i in range(100_000)]
+
+
+@pytest.fixture
+def normalized(monkeypatch) -> list[str]:
+    """Every tag the rules normalise, in order."""
+    calls: list[str] = []
+    normalize = rules.normalize_tag
+    monkeypatch.setattr(rules, "normalize_tag", lambda tag: calls.append(tag) or normalize(tag))
+    return calls
+
+
+def test_a_list_of_100000_tags_is_a_400_after_a_few_tags(agent, human, mind, memory, normalized):
+    item = {"category": "fact", "key": "bomb", "content": "x", "tags": TAG_BOMB}
+    answers = [
+        agent.post("/memory", item, format="json"),
+        agent.patch(f"/memory/{memory.pk}", {"tags": TAG_BOMB}, format="json"),
+        agent.put(f"/memory/{memory.pk}", {"tags": TAG_BOMB}, format="json"),
+    ]
+    for response in answers:
+        assert_4xx_json(response, 400, "invalid")
+        assert "At most 20 different tags" in response.json()["fields"]["tags"][0]
+    for path in ("/memory/sync", f"/mind/import?mind={mind.pk}"):
+        response = human.post(path, {"memories": [item]}, format="json")
+        assert response.status_code == 200
+        assert "tags" in response.json()["errors"][0]["fields"]
+    call = {"name": "remember", "arguments": item}
+    rpc = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": call}
+    answer = agent.post("/mcp", rpc, format="json", HTTP_ACCEPT="application/json").json()
+    assert answer["result"]["isError"] and "tags" in answer["result"]["content"][0]["text"]
+    # Five bodies, none read past its 21st tag.
+    assert len(normalized) <= 6 * (MAX_TAGS + 1)
+    assert not Memory.objects.filter(key="bomb").exists()
+    memory.refresh_from_db()
+    assert memory.tags == ["x"]
+
+
+@pytest.mark.parametrize("path", ["/memory/sync", "/mind/import"])
+def test_more_memories_than_one_call_takes_is_a_400_before_any_is_judged(agent, mind, path):
+    items = [{"category": "note", "content": f"n{i}"} for i in range(BULK_MAX_ITEMS + 1)]
+    response = agent.post(path, {"memories": items}, format="json")
+    assert_4xx_json(response, 400, "invalid")
+    assert f"At most {BULK_MAX_ITEMS} memories per call" in response.json()["fields"]["memories"][0]
+    assert not Memory.objects.filter(mind=mind, category="note").exists()
+
+
+def test_an_mcp_batch_over_the_limit_runs_none_of_its_calls(agent, mind, monkeypatch):
+    handled = []
+    monkeypatch.setattr(protocol, "handle_message", lambda *a, **kw: handled.append(a))
+    call = {"jsonrpc": "2.0", "method": "ping"}
+    batch = [{**call, "id": i} for i in range(protocol.MAX_BATCH + 1)]
+    response = agent.post("/mcp", batch, format="json", HTTP_ACCEPT="application/json")
+    assert response.status_code == 200
+    assert response.json()["error"]["code"] == protocol.INVALID_REQUEST
+    assert handled == []
+
+
 # --- Query parameters --------------------------------------------------------------------------
 
 BAD_PARAMS = [
@@ -277,7 +340,8 @@ BAD_PARAMS = [
     ("/memory/audit", "limit", ["100000"]),
     ("/memory/audit", "offset", [str(2**63)]),
     ("/memory/tags", "limit", ["0", "10001"]),
-    ("/memory/recall", "budget", ["0", "-1", "lots"]),
+    ("/memory/recall", "budget", ["0", "-1", "lots", "1000001"]),
+    ("/memory/diff?since=0", "limit", ["0", "1001", "x"]),
     ("/memory/recall", "format", ["xml"]),
     ("/memory/search?q=x", "limit", ["0", "101"]),
     ("/memory/search?q=x", "category", ["thoughts"]),

@@ -33,7 +33,8 @@ class Command(BaseCommand):
                 f"Created user {user.email} without a password; set one with:\n"
                 f"  python manage.py changepassword {user.email}"
             )
-        mind, raw_key = mind_create(owner=user, name=name, description=description)
+        # An operator's command: the cap on minds per account is for the account's own creates.
+        mind, raw_key = mind_create(owner=user, name=name, description=description, over_limit=True)
         self.stdout.write(f"Mind {mind.name!r} ({mind.id}) for {user.email}.")
         self.stdout.write("Mind Key (shown only now, store it somewhere safe):")
         self.stdout.write(raw_key)
