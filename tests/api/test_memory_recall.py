@@ -9,6 +9,7 @@ from django.utils import timezone
 
 from memories.models import Memory, MemoryTag, Priority
 from minds.services import mind_create
+from tests.api.memory_helpers import body_of, json_of, text_of
 
 
 def remember(mind, key, content="x", *, priority=Priority.NORMAL, **fields):
@@ -39,7 +40,7 @@ def test_agent_recalls_plain_text(agent, memories):
 
     assert response.status_code == 200
     assert response["Content-Type"] == "text/plain; charset=utf-8"
-    body = response.content.decode()
+    body = text_of(response)
     assert body.startswith(
         "Mind: Olive's Mind\n"
         "Memories: 32 total (1 verified, 31 unverified)\n"
@@ -63,7 +64,7 @@ def test_trailing_slash_works_too(agent, memories):
 
 
 def test_budget_cuts_low_priority_and_says_so(agent, memories):
-    body = agent.get("/memory/recall?budget=150").content.decode()
+    body = text_of(agent.get("/memory/recall?budget=150"))
 
     assert len(body) <= 150 * 4
     assert "user_name" in body and "editor" in body
@@ -72,16 +73,16 @@ def test_budget_cuts_low_priority_and_says_so(agent, memories):
 
 
 def test_filters(agent, memories):
-    body = agent.get("/memory/recall?tag=TOOLS").content.decode()
+    body = text_of(agent.get("/memory/recall?tag=TOOLS"))
     assert "Memories: 1 total (0 verified, 1 unverified)" in body
     assert "editor" in body and "user_name" not in body
 
-    body = agent.get("/memory/recall?category=identity").content.decode()
+    body = text_of(agent.get("/memory/recall?category=identity"))
     assert "Memories: 1 total (1 verified, 0 unverified)" in body
 
 
 def test_include_expired(agent, memories):
-    body = agent.get("/memory/recall?include_expired=true").content.decode()
+    body = text_of(agent.get("/memory/recall?include_expired=true"))
     assert "Memories: 33 total" in body
     assert "[expired]\n  old_plan\n" in body
 
@@ -101,7 +102,7 @@ def test_json_format(agent, memories, mind):
     assert low["count"] == 32 - len(data["memories"])
     assert len(low["keys"]) == 10
 
-    text = agent.get("/memory/recall?budget=150").content.decode()
+    text = text_of(agent.get("/memory/recall?budget=150"))
     for memory in data["memories"]:
         assert f"\n  {memory['key']}\n" in text
 
@@ -131,24 +132,24 @@ def test_bad_parameters_are_400_naming_the_field(agent, query, field):
 def test_stranger_agent_sees_only_its_own_mind(stranger_agent, stranger_mind, memories):
     remember(stranger_mind.mind, "stranger_fact", "mine")
 
-    body = stranger_agent.get("/memory/recall").content.decode()
+    body = text_of(stranger_agent.get("/memory/recall"))
 
     assert body.startswith("Mind: Stranger's Mind\nMemories: 1 total")
     assert "stranger_fact" in body
     assert "user_name" not in body and "Olive" not in body
-    data = stranger_agent.get("/memory/recall?format=json").json()
+    data = json_of(stranger_agent.get("/memory/recall?format=json"))
     assert [m["key"] for m in data["memories"]] == ["stranger_fact"]
 
 
 def test_mind_key_ignores_a_mind_parameter(stranger_agent, mind, memories):
-    body = stranger_agent.get(f"/memory/recall?mind={mind.id}").content.decode()
+    body = text_of(stranger_agent.get(f"/memory/recall?mind={mind.id}"))
     assert "user_name" not in body
 
 
 def test_human_with_one_mind_recalls_it(human, memories):
     response = human.get("/memory/recall")
     assert response.status_code == 200
-    assert "user_name" in response.content.decode()
+    assert "user_name" in text_of(response)
 
 
 def test_human_with_several_minds_names_one(human, owner, mind, memories):
@@ -156,9 +157,9 @@ def test_human_with_several_minds_names_one(human, owner, mind, memories):
     remember(second, "second_fact")
 
     assert human.get("/memory/recall").status_code == 400
-    body = human.get(f"/memory/recall?mind={second.id}").content.decode()
+    body = text_of(human.get(f"/memory/recall?mind={second.id}"))
     assert "second_fact" in body and "user_name" not in body
-    other = human.get("/memory/recall", HTTP_X_MIND_ID=mind.id).content.decode()
+    other = text_of(human.get("/memory/recall", HTTP_X_MIND_ID=mind.id))
     assert "user_name" in other and "second_fact" not in other
 
 
@@ -187,4 +188,41 @@ def test_recall_is_a_fixed_number_of_queries(agent, mind, query, django_assert_m
     # key lookup + recall (at most two counts, the stream, three key lookups)
     with django_assert_max_num_queries(7):
         response = agent.get(f"/memory/recall{query}")
+        body_of(response)  # a whole recall reads its rows as it is sent
     assert response.status_code == 200
+
+
+@pytest.mark.parametrize(
+    "accept",
+    ["text/plain", "text/plain; charset=utf-8", "text/markdown, text/plain;q=0.9", "text/*", "*/*"],
+)
+def test_recall_honours_an_accept_that_admits_plain_text(agent, accept):
+    response = agent.get("/memory/recall", HTTP_ACCEPT=accept)
+    assert response.status_code == 200
+    assert response["Content-Type"] == "text/plain; charset=utf-8"
+    as_json = agent.get("/memory/recall?format=json", HTTP_ACCEPT="application/json")
+    assert as_json.status_code == 200 and as_json["Content-Type"] == "application/json"
+
+
+def test_recall_refuses_an_accept_it_cannot_answer(agent):
+    response = agent.get("/memory/recall", HTTP_ACCEPT="image/png")
+    assert response.status_code == 406
+    assert response.json()["error"] == "not_acceptable"
+    bad = agent.get("/memory/recall?budget=0", HTTP_ACCEPT="text/plain")
+    assert bad.status_code == 400 and bad.json()["fields"]["budget"]
+
+
+def test_a_whole_recall_is_streamed_and_a_budgeted_one_is_not(agent, memories):
+    whole = agent.get("/memory/recall")
+    assert whole.streaming and whole["Content-Type"] == "text/plain; charset=utf-8"
+    assert text_of(whole).count("\n[0") == 32
+    as_json = agent.get("/memory/recall?format=json")
+    assert as_json.streaming and len(json_of(as_json)["memories"]) == 32
+    assert not agent.get("/memory/recall?budget=100").streaming
+
+
+def test_a_budget_over_the_most_is_400_before_anything_is_read(agent, memories):
+    response = agent.get("/memory/recall?budget=1000001")
+    assert response.status_code == 400 and not response.streaming
+    assert "At most 1,000,000 tokens" in response.json()["fields"]["budget"][0]
+    assert agent.get("/memory/recall?budget=1000000").status_code == 200

@@ -87,7 +87,7 @@ def test_csv_export_parses_with_the_csv_module(agent, stocked):
 
 @pytest.mark.parametrize("start", ["=", "+", "-", "@", "\t", "\r"])
 def test_csv_cells_that_a_spreadsheet_would_run_are_text(agent, mind, start):
-    formula = f"{start}HYPERLINK(\"http://example.invalid\",\"x\")"
+    formula = f'{start}HYPERLINK("http://example.invalid","x")'
     remember(mind, "formula", formula, tags=[f"{start}cmd", "plain"])
     rows = list(csv.DictReader(io.StringIO(export(agent, "csv"), newline="")))
     (row,) = rows
@@ -108,6 +108,14 @@ def test_export_streams_with_a_fixed_number_of_queries(agent, mind):
     assert body["total"] == 1200
     assert [m["key"] for m in body["memories"]][:2] == ["k0000", "k0001"]
     assert len(ctx.captured_queries) <= 5
+
+
+@pytest.mark.parametrize("accept", ["text/csv", "text/csv; charset=utf-8", "text/*, */*;q=0.1"])
+def test_csv_export_honours_an_accept_of_text_csv(agent, stocked, accept):
+    response = agent.get("/mind/export?format=csv", HTTP_ACCEPT=accept)
+    assert response.status_code == 200
+    assert response["Content-Type"].startswith("text/csv")
+    assert agent.get("/mind/export", HTTP_ACCEPT="image/png").status_code == 406
 
 
 def test_bad_format_names_format(agent):
