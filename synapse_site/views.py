@@ -48,21 +48,29 @@ Synapse: long-term memory for LLM agents
 ========================================
 
 You are talking to a Synapse server at {base}.
-Every memory call needs `Authorization: Bearer <Mind Key>` (a key starts with mk_).
-No key yet? A person creates an account and a mind:
+Every memory call sends your Mind Key (it starts with mk_) as a Bearer token. Put the key
+in the environment once; the commands below read it from there (in double quotes, so the
+shell fills it in):
+  export SYNAPSE_KEY='mk_...your key...'
+
+No key yet? A person creates an account, logs in and creates a mind; the last command
+puts the new mind's key into SYNAPSE_KEY (the key is shown only once: keep it secret):
   curl -s {base}/register -H 'Content-Type: application/json' \\
        -d '{{"email": "you@example.com", "password": "a long passphrase"}}'
-  curl -s {base}/minds -H 'Authorization: Bearer <access token>' \\
-       -H 'Content-Type: application/json' -d '{{"name": "My assistant"}}'
-The answer carries "mind_key" once. Keep it secret.
+  export SYNAPSE_ACCESS=$(curl -s {base}/login -H 'Content-Type: application/json' \\
+       -d '{{"email": "you@example.com", "password": "a long passphrase"}}' \\
+       | python3 -c 'import json, sys; print(json.load(sys.stdin)["access"])')
+  export SYNAPSE_KEY=$(curl -s {base}/minds -H "Authorization: Bearer $SYNAPSE_ACCESS" \\
+       -H 'Content-Type: application/json' -d '{{"name": "My assistant"}}' \\
+       | python3 -c 'import json, sys; print(json.load(sys.stdin)["mind_key"])')
 
 1. At the start of every session, recall (plain text, most important first):
-  curl -s {base}/memory/recall -H 'Authorization: Bearer $SYNAPSE_KEY'
+  curl -s {base}/memory/recall -H "Authorization: Bearer $SYNAPSE_KEY"
   Add ?budget=2000 to fit about 2000 tokens.
 
 2. When you learn something worth keeping, store it under a stable key
    (same category + key again updates it instead of duplicating):
-  curl -s {base}/memory -H 'Authorization: Bearer $SYNAPSE_KEY' \\
+  curl -s {base}/memory -H "Authorization: Bearer $SYNAPSE_KEY" \\
        -H 'Content-Type: application/json' \\
        -d '{{"category": "preference", "key": "preference_editor",
             "content": "Uses Neovim with the LazyVim setup", "tags": ["tools"],
@@ -72,7 +80,7 @@ The answer carries "mind_key" once. Keep it secret.
 
 3. To look something up, search in plain words:
   curl -s '{base}/memory/search?q=which+editor+does+the+user+use' \\
-       -H 'Authorization: Bearer $SYNAPSE_KEY'
+       -H "Authorization: Bearer $SYNAPSE_KEY"
 
 What you store is marked unverified until a person checks it in the dashboard.
 API reference: {base}/api/docs   OpenAPI schema: {base}/api/schema

@@ -48,11 +48,15 @@ def test_trailing_slash_works_too(agent):
     assert agent.get("/memory/").status_code == 200
 
 
-def test_identical_store_answers_200_updated(agent):
+def test_identical_store_answers_200_unchanged_like_sync(agent):
     agent.post("/memory", BASE, format="json")
     again = agent.post("/memory", BASE, format="json")
     assert again.status_code == 200
-    assert again.json()["action"] == "updated"
+    assert again.json()["action"] == "unchanged"
+    synced = agent.post("/memory/sync", {"memories": [BASE]}, format="json").json()
+    assert synced["results"][0]["action"] == "unchanged"
+    changed = agent.post("/memory", {**BASE, "content": "something new"}, format="json")
+    assert changed.status_code == 200 and changed.json()["action"] == "updated"
 
 
 def test_store_without_key_derives_a_stable_one(agent):

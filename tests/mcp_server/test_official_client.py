@@ -79,7 +79,7 @@ def test_session_lists_and_calls_every_tool(live_server, owner_mind):
                     },
                 )
             )
-            assert (again["action"], again["id"]) == ("updated", created["id"])
+            assert (again["action"], again["id"]) == ("unchanged", created["id"])
             structured(
                 await session.call_tool(
                     "remember", {"category": "context", "content": "Sprint ends", "tags": ["work"]}

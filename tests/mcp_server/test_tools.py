@@ -169,6 +169,7 @@ def test_recall_text_budget_and_filters(mcp, mind):
     assert "identity_name" not in tagged
 
     assert "budget" in mcp.refused("recall", {"budget": 0})
+    assert "1000000" in mcp.refused("recall", {"budget": 1_000_001})  # MAX_BUDGET
 
 
 def test_search_ranks_and_refuses_empty_queries(mcp, mind):

@@ -1,0 +1,101 @@
+"""Every shell example a user or an agent is given runs as printed and succeeds: the guide at
+`GET /`, the README's quick start and the dashboard's key page (curl and Python), each run
+with bash against gunicorn started as `make run` starts it. `curl` fails on any 4xx or 5xx
+here, so an example that gets a 401 (a key the shell never filled in) fails the test."""
+
+from __future__ import annotations
+
+import html
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from django.template.loader import render_to_string
+
+from tests.reliability.harness import REPO, GunicornServer
+
+pytestmark = pytest.mark.slow
+
+STRICT = 'set -euo pipefail\ncurl() { command curl --fail-with-body --max-time 20 "$@"; }\n'
+COMMAND = re.compile(r"^\s*(curl|export) ")
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    server = GunicornServer(tmp_path_factory.mktemp("examples"))
+    server.manage("migrate", "--noinput")
+    server.start()
+    yield server
+    server.stop()
+
+
+def commands(text: str) -> str:
+    """The shell commands of a text: lines starting with curl/export, with their continuation
+    lines (after a line ending in a backslash, or inside an open single quote)."""
+    out: list[str] = []
+    command, continued = "", False
+    for line in text.splitlines():
+        if continued or COMMAND.match(line):
+            out.append(line)
+            command = command + "\n" + line if continued else line
+            continued = line.rstrip().endswith("\\") or command.count("'") % 2 == 1
+    return "\n".join(out)
+
+
+def run(script: str) -> str:
+    done = subprocess.run(
+        ["bash", "-c", STRICT + script + '\necho; echo "KEY=$SYNAPSE_KEY"'],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, f"{script}\n--- out:\n{done.stdout}\n--- err:\n{done.stderr}"
+    return done.stdout
+
+
+def test_the_guide_runs_as_printed(server):
+    guide = server.client().request("GET", "/", headers={"Accept": "text/plain"}).body.decode()
+    script = commands(guide)
+    assert script.count("curl -s") == 6 and "$SYNAPSE_KEY" in script
+    out = run(script)
+    assert re.search(r"^KEY=mk_\S+$", out, re.M)
+    assert "Mind: My assistant" in out  # recall with the new mind's key
+    assert '"key":"preference_editor"' in out.replace(" ", "")  # store, then search finds it
+
+
+def test_the_readme_quick_start_runs_as_printed(server):
+    readme = (REPO / "README.md").read_text()
+    block = next(b for b in readme.split("```sh")[1:] if "/register" in b).split("```")[0]
+    script = commands(block).replace("localhost:8000", f"127.0.0.1:{server.port}")
+    assert "/register" in script and "/memory/recall" in script
+    out = run(script)
+    assert re.search(r"^KEY=mk_\S+$", out, re.M)
+    assert "Lives in Berlin" in out
+
+
+def snippets(server) -> tuple[str, str]:
+    page = render_to_string(
+        "dashboard/_agent_snippets.html",
+        {
+            "key_text": server.create_mind("snippets@example.com"),
+            "base_url": f"http://127.0.0.1:{server.port}",
+        },
+    )
+    curl, python = (
+        html.unescape(re.search(rf'<pre id="code-{name}"[^>]*>(.*?)</pre>', page, re.S)[1])
+        for name in ("curl", "python")
+    )
+    return curl, python
+
+
+def test_the_key_pages_snippets_run_as_printed(server, tmp_path):
+    curl, python = snippets(server)
+    out = run(curl)
+    assert "preference_editor" in out and re.search(r"^KEY=mk_\S+$", out, re.M)
+    script = Path(tmp_path / "snippet.py")
+    script.write_text(python)
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert "Uses Neovim" in done.stdout
