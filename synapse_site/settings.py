@@ -6,6 +6,7 @@ import os
 import secrets
 from datetime import timedelta
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
@@ -104,6 +105,7 @@ INSTALLED_APPS = [
     "minds",
     "memories",
     "dashboard",
+    "huey.contrib.djhuey",
 ]
 
 MIDDLEWARE = [
@@ -315,6 +317,84 @@ SYNAPSE_MAX_MEMORIES_PER_MIND = env_int("SYNAPSE_MAX_MEMORIES_PER_MIND", 10_000)
 SYNAPSE_MAX_MIND_BYTES = env_int("SYNAPSE_MAX_MIND_BYTES", 50 * 1024 * 1024)
 SYNAPSE_MAX_MINDS_PER_USER = env_int("SYNAPSE_MAX_MINDS_PER_USER", 50)
 
+# --- Search by meaning ----------------------------------------------------------------------
+
+# `local`: the bundled model on this machine's CPU (memories/embeddings/); `off`; or the base
+# URL of an OpenAI-compatible embeddings API, with the model it should use and its key.
+SYNAPSE_EMBEDDINGS = env_str("SYNAPSE_EMBEDDINGS", "local")
+SYNAPSE_EMBEDDINGS_MODEL = env_str("SYNAPSE_EMBEDDINGS_MODEL", "")
+SYNAPSE_EMBEDDINGS_KEY = env_str("SYNAPSE_EMBEDDINGS_KEY", "")
+SYNAPSE_EMBEDDINGS_TIMEOUT = env_int("SYNAPSE_EMBEDDINGS_TIMEOUT", 30)
+SYNAPSE_EMBEDDINGS_THREADS = env_int("SYNAPSE_EMBEDDINGS_THREADS", 1)
+if SYNAPSE_EMBEDDINGS.lower() in {"local", "off"}:
+    SYNAPSE_EMBEDDINGS = SYNAPSE_EMBEDDINGS.lower()
+    if SYNAPSE_EMBEDDINGS == "local" and SYNAPSE_EMBEDDINGS_MODEL:
+        raise ImproperlyConfigured(
+            "SYNAPSE_EMBEDDINGS_MODEL names a model of an embeddings API: set "
+            "SYNAPSE_EMBEDDINGS to that API's base URL, or unset SYNAPSE_EMBEDDINGS_MODEL."
+        )
+else:
+    try:
+        _embeddings_url = urlsplit(SYNAPSE_EMBEDDINGS)
+        _embeddings_url_ok = (
+            _embeddings_url.scheme in {"http", "https"}
+            and bool(_embeddings_url.hostname)
+            and _embeddings_url.port != 0
+            and not (_embeddings_url.username or _embeddings_url.query or _embeddings_url.fragment)
+        )
+    except ValueError:  # a port that is not a number
+        _embeddings_url_ok = False
+    if not _embeddings_url_ok:
+        raise ImproperlyConfigured(
+            f"SYNAPSE_EMBEDDINGS={SYNAPSE_EMBEDDINGS!r}: use local, off, or the base URL of an "
+            "OpenAI-compatible embeddings API such as http://localhost:11434/v1 (no user, "
+            "query or fragment in it: the key goes in SYNAPSE_EMBEDDINGS_KEY)."
+        )
+    if not SYNAPSE_EMBEDDINGS_MODEL:
+        raise ImproperlyConfigured(
+            "SYNAPSE_EMBEDDINGS is an embeddings API's URL: set SYNAPSE_EMBEDDINGS_MODEL to the "
+            "model it should use (nomic-embed-text, text-embedding-3-small, ...)."
+        )
+if SYNAPSE_EMBEDDINGS_TIMEOUT < 1 or SYNAPSE_EMBEDDINGS_THREADS < 1:
+    raise ImproperlyConfigured(
+        "SYNAPSE_EMBEDDINGS_TIMEOUT (seconds) and SYNAPSE_EMBEDDINGS_THREADS must be 1 or more."
+    )
+
+# --- Background work ------------------------------------------------------------------------
+
+# The queue of background tasks (huey, memories/tasks.py): a SQLite file of its own in
+# SYNAPSE_DATA_DIR by default (`sqlite:////path/jobs.sqlite3` names another), or Redis
+# (`redis://host:6379/0`) when workers run on other hosts. The work itself (the embedding
+# outbox) is kept in the main database either way: a lost queue loses no work.
+SYNAPSE_JOBS_URL = env_str("SYNAPSE_JOBS_URL", "")
+_jobs_url = urlsplit(SYNAPSE_JOBS_URL)
+if not SYNAPSE_JOBS_URL:
+    _jobs_storage = {"huey_class": "huey.SqliteHuey", "filename": str(DATA_DIR / "jobs.sqlite3")}
+elif SYNAPSE_JOBS_URL.startswith("sqlite:///") and len(SYNAPSE_JOBS_URL) > len("sqlite:///"):
+    # As in DATABASE_URL: sqlite:////absolute/path, or sqlite:///path relative to the project.
+    _jobs_storage = {
+        "huey_class": "huey.SqliteHuey",
+        "filename": str(BASE_DIR / SYNAPSE_JOBS_URL.removeprefix("sqlite:///")),
+    }
+elif _jobs_url.scheme in {"redis", "rediss", "unix"}:
+    _jobs_storage = {"huey_class": "huey.RedisHuey", "url": SYNAPSE_JOBS_URL}
+else:
+    raise ImproperlyConfigured(
+        f"SYNAPSE_JOBS_URL={SYNAPSE_JOBS_URL!r}: leave it unset (a SQLite file in "
+        "SYNAPSE_DATA_DIR), or use sqlite:////absolute/path.sqlite3 or redis://host:6379/1."
+    )
+HUEY = {
+    "name": "synapse",
+    **_jobs_storage,
+    # Tasks report through the database and the log; nothing reads a task's return value.
+    "results": False,
+    "immediate": False,
+    "utc": True,
+    # `manage.py run_huey`: one worker thread per process; run more processes to scale. An idle
+    # worker looks at a SQLite queue at least every half second (Redis wakes it at once).
+    "consumer": {"workers": 1, "worker_type": "thread", "max_delay": 0.5},
+}
+
 # --- Static files, i18n, security -----------------------------------------------------------
 
 STATIC_URL = "/static/"
@@ -362,5 +442,10 @@ LOGGING = {
         "django.db.backends": {"level": "INFO"},
         # Failures and lockouts (warnings), not a line for every successful login.
         "axes": {"level": "WARNING"},
+        # The worker's start and problems, not a line for every task run (huey's own handler
+        # is not added when this one exists: no line twice).
+        "huey": {"handlers": ["console"], "propagate": False, "level": "WARNING"},
+        "huey.consumer": {"level": "INFO"},
+        "huey.consumer.Scheduler": {"level": "WARNING"},
     },
 }

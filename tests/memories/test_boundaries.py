@@ -6,6 +6,7 @@ Read from the source (ast), so a test fails on the import itself, wherever it si
 from __future__ import annotations
 
 import ast
+import sys
 from pathlib import Path
 
 import pytest
@@ -18,15 +19,24 @@ CORE = sorted(
     str(path.relative_to(ROOT).with_suffix("")).replace("/", ".").removesuffix(".__init__")
     for path in (ROOT / "memories").rglob("*.py")
     if not {"api", "migrations", "management"} & set(path.relative_to(ROOT).parts)
-    and path.name not in ("admin.py", "apps.py")
+    and path.name not in ("admin.py", "apps.py", "tasks.py")
 )
 BELOW_THE_CORE = {"minds.models", "minds.access", "synapse_site.ids"}
 HTTP = ("rest_framework", "drf_spectacular", "django.http", "django.shortcuts", "django.urls")
+# The third-party packages the core stands on. Search by meaning (memories/embeddings/) adds
+# numpy, onnxruntime and tokenizers, which run the bundled model.
+CORE_THIRD_PARTY = {"django", "django_stubs_ext", "orjson", "numpy", "onnxruntime", "tokenizers"}
+# Calls out of the process: only the embeddings API's client, with the standard library's
+# urllib. It asks a server for vectors; answering HTTP stays the faces' job.
+OUTBOUND = ("urllib.request", "urllib.error", "http.client", "socket", "requests", "httpx")
+CALLS_OUT = {"memories.embeddings.remote"}
 FACES = {
     "memories.api": "the API",
     "dashboard": "the dashboard",
     "mcp_server": "MCP",
     "memories.admin": "the admin",
+    # The job engine's entry (huey): it calls the core's outbox, as a face calls services.
+    "memories.tasks": "the job engine",
 }
 
 
@@ -78,6 +88,22 @@ def test_the_core_stands_only_on_the_core(module):
         and not any(_under(name, ok) for ok in allowed - {"memories"})
     }
     assert not outside, f"{module} imports {sorted(outside)}"
+
+
+@pytest.mark.parametrize("module", CORE)
+def test_the_core_stands_on_few_third_party_packages(module):
+    third_party = {
+        name.split(".")[0]
+        for name in imports(module)
+        if name.split(".")[0] not in {*sys.stdlib_module_names, *FIRST_PARTY, "__future__"}
+    }
+    assert third_party <= CORE_THIRD_PARTY, f"{module} imports {sorted(third_party)}"
+
+
+@pytest.mark.parametrize("module", sorted(set(CORE) - CALLS_OUT))
+def test_only_the_embeddings_client_calls_out(module):
+    calling = {name for name in imports(module) if any(_under(name, o) for o in OUTBOUND)}
+    assert not calling, f"{module} imports {sorted(calling)}"
 
 
 @pytest.mark.parametrize("module", CORE)

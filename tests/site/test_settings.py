@@ -90,3 +90,38 @@ def test_deploy_check_passes_with_production_settings(tmp_path):
     )
     assert result.returncode == 0, result.stdout + result.stderr
     assert "no issues" in result.stdout
+
+
+JOBS_SCRIPT = (
+    "import django, os; os.environ.setdefault('DJANGO_SETTINGS_MODULE', 'synapse_site.settings');"
+    "django.setup(); from huey.contrib.djhuey import HUEY;"
+    "print(type(HUEY).__name__, getattr(HUEY.storage, 'filename', ''))"
+)
+
+
+@pytest.mark.parametrize(
+    ("url", "expected"),
+    [
+        ("", "SqliteHuey {tmp}/jobs.sqlite3"),
+        ("sqlite:///{tmp}/queue.sqlite3", "SqliteHuey {tmp}/queue.sqlite3"),
+    ],
+)
+def test_jobs_queue_is_a_sqlite_file_of_its_own(tmp_path, url, expected):
+    base = {k: v for k, v in os.environ.items() if k != "SYNAPSE_JOBS_URL"}
+    base.update(
+        SYNAPSE_DATA_DIR=str(tmp_path),
+        DATABASE_URL=f"sqlite:///{tmp_path}/db.sqlite3",
+        SYNAPSE_JOBS_URL=url.format(tmp=tmp_path),
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", JOBS_SCRIPT], cwd=ROOT, env=base, capture_output=True, text=True
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == expected.format(tmp=tmp_path)
+
+
+@pytest.mark.parametrize("url", ["ftp://queue.example", "sqlite://host/q.sqlite3", "sqlite:///"])
+def test_bad_jobs_url_is_refused(tmp_path, url):
+    result = run_django(tmp_path, SYNAPSE_JOBS_URL=url)
+    assert result.returncode != 0
+    assert "SYNAPSE_JOBS_URL" in result.stderr

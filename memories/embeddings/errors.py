@@ -1,0 +1,21 @@
+"""Why no vector could be had: the operator's problem (a file, a server), never the caller's."""
+
+from __future__ import annotations
+
+
+class EmbeddingsError(Exception):
+    """The embedder cannot load or answer; the message says what is wrong and where."""
+
+
+class ModelFileRefused(EmbeddingsError):
+    """A model or tokenizer file is not the exact file the code pins."""
+
+    def __init__(self, path: str, *, expected: str, actual: str) -> None:
+        super().__init__(
+            f"Refusing the embedding model file {path}: its SHA-256 is {actual}, but this "
+            f"version of Synapse pins {expected}. Reinstall the locked packages "
+            "(`make install`) or restore the file from the repository."
+        )
+        self.path = path
+        self.expected = expected
+        self.actual = actual
