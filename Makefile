@@ -17,7 +17,9 @@ run: install
 	$(BIN)/python manage.py migrate --noinput
 	$(BIN)/python manage.py collectstatic --noinput --verbosity 0
 	$(BIN)/python manage.py welcome
-	$(BIN)/gunicorn --config gunicorn.conf.py synapse_site.wsgi
+	@# The Procfile's web server and worker, with the venv first on PATH; honcho gives the first
+	@# process PORT, so it is the one gunicorn.conf.py reads (8000 unless PORT says otherwise).
+	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/honcho start --procfile Procfile --port $${PORT:-8000}
 
 # The suite on SQLite, then again on PostgreSQL when one answers (tests/postgres_url.py says
 # which, or why the second pass is skipped).

@@ -22,9 +22,19 @@ def _ensure_search_index(
         stdout.write(f"Search index rebuilt on {using!r}: the memories table had been remade.\n")
 
 
+def _wake_worker() -> None:
+    # Imported on first use: huey opens its queue when its module loads.
+    from memories.tasks import wake
+
+    wake()
+
+
 class MemoriesConfig(AppConfig):
     name = "memories"
     verbose_name = "Memories"
 
     def ready(self) -> None:
         post_migrate.connect(_ensure_search_index, sender=self)
+        from memories.embeddings import outbox
+
+        outbox.on_queued(_wake_worker)

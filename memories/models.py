@@ -142,6 +142,54 @@ class Memory(models.Model):
         return self.expires_at is not None and self.expires_at <= (now or timezone.now())
 
 
+class MemoryVector(models.Model):
+    """A memory's embedding, for search by meaning (memories/embeddings/). The background
+    worker computes it from the memory's text under `model`; `text_hash` is the digest of the
+    text it embedded, so a vector whose memory has changed since is known to be stale."""
+
+    memory = models.OneToOneField(
+        Memory, on_delete=models.CASCADE, primary_key=True, related_name="vector"
+    )
+    # Served by the (mind, model) index: no index of its own.
+    mind = models.ForeignKey(
+        "minds.Mind", on_delete=models.CASCADE, db_index=False, related_name="+"
+    )
+    model = models.CharField(max_length=100)
+    text_hash = models.CharField(max_length=32)
+    # float32 values, L2-normalised, in the machine's byte order as numpy writes them.
+    vector = models.BinaryField()
+    embedded_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        # (mind, model) for every read; embedded_at too so the search cache's change marker
+        # (count and latest embedded_at of a mind's vectors) is read from the index alone.
+        indexes = [
+            models.Index(fields=["mind", "model", "embedded_at"], name="memory_vector_mind_idx")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.memory_id} ({self.model})"
+
+
+class EmbeddingJob(models.Model):
+    """A memory whose vector is missing or stale: written in the same transaction as the write
+    that makes it so, removed by the worker once the vector is stored (or the memory is gone).
+    A crash at any moment leaves the row, so the work is done again, never lost."""
+
+    # Not a foreign key: the job of a memory deleted meanwhile is simply dropped.
+    memory_id = models.CharField(primary_key=True, max_length=32)
+    mind_id = models.CharField(max_length=32)
+    queued_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        # No index by mind: every write that queues a job would pay for it, and a mind's
+        # count (stats) reads a table that is empty but for the last seconds' writes.
+        indexes = [models.Index(fields=["queued_at"], name="embedding_job_queue_idx")]
+
+    def __str__(self) -> str:
+        return f"{self.memory_id} (queued {self.queued_at:%Y-%m-%d %H:%M:%S})"
+
+
 class MemoryTag(models.Model):
     """One row per (memory, tag): tag filters, counts and relatedness use its index."""
 

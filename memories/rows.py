@@ -1,5 +1,5 @@
-"""How memory writes reach the database: rows inserted, and updated by primary key, with one
-executemany statement per table and set of columns.
+"""How memory writes reach the database: rows inserted, upserted, and updated by primary key,
+with one executemany statement per table and set of columns.
 
 Every write of the services goes through here, one memory or a thousand. Written out
 rather than `bulk_create`/`bulk_update`, which build a model instance and compile a fresh
@@ -31,6 +31,34 @@ def insert(model: type[models.Model], rows: Sequence[Row]) -> None:
         quote(model._meta.db_table),
         ", ".join(quote(f.column) for f in fields),
         ", ".join(["%s"] * len(fields)),
+    )
+    with db.cursor() as cursor:
+        cursor.executemany(sql, _prepared(db, fields, rows))
+
+
+def upsert(
+    model: type[models.Model], rows: Sequence[Row], *, conflict: str, replace: Iterable[str]
+) -> None:
+    """INSERT each row; where one with the same `conflict` column exists, set its `replace`
+    columns to the new values instead (ON CONFLICT ... DO UPDATE: SQLite and PostgreSQL)."""
+    if not rows:
+        return
+    db = connections[DEFAULT_DB_ALIAS]
+    meta = model._meta
+    fields = [f for f in meta.concrete_fields if not isinstance(f, models.AutoField)]
+    quote = db.ops.quote_name
+    sql = "INSERT INTO {} ({}) VALUES ({}) ON CONFLICT ({}) DO UPDATE SET {}".format(
+        quote(meta.db_table),
+        ", ".join(quote(f.column) for f in fields),
+        ", ".join(["%s"] * len(fields)),
+        quote(cast("models.Field[Any, Any]", meta.get_field(conflict)).column),
+        ", ".join(
+            f"{column} = excluded.{column}"
+            for column in (
+                quote(cast("models.Field[Any, Any]", meta.get_field(name)).column)
+                for name in replace
+            )
+        ),
     )
     with db.cursor() as cursor:
         cursor.executemany(sql, _prepared(db, fields, rows))

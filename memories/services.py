@@ -42,6 +42,8 @@ from django.utils import timezone
 
 from memories import audit, rows
 from memories.actors import Actor
+from memories.embeddings import outbox
+from memories.embeddings.text import EMBEDDED_FIELDS
 from memories.errors import (
     Conflict,
     CoreError,
@@ -321,7 +323,8 @@ def memory_delete(
             memory=current, actor=actor, action=Action.DELETE, changes=changes, now=now
         )
         rows.insert(MemoryEvent, [event])
-        current.delete()  # its tag rows go with it
+        outbox.forget([current.pk])  # first: the worker's order (outbox.py)
+        current.delete()  # its tag rows and vector go with it
         _charge(current.mind_id, memories=-1, size=-content_bytes(current.content))
 
 
@@ -640,3 +643,7 @@ class _Writes:
             ],
         )
         rows.insert(MemoryEvent, self.events)
+        outbox.written(
+            created=new,
+            changed=[m for m, columns in self.stored.values() if columns & EMBEDDED_FIELDS],
+        )

@@ -34,6 +34,10 @@ def pytest_configure(config):
         **settings.STORAGES,
         "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
     }
+    # Background tasks run at once, in the process that enqueues them, on an in-memory queue.
+    from huey.contrib.djhuey import HUEY
+
+    HUEY.immediate = True
     # The default file cache, in a directory of this run's own: two test runs on one machine
     # must not share (or clear) each other's rate-limit counters.
     if settings.CACHES["default"]["BACKEND"] == "synapse_site.cache.SharedFileCache":

@@ -1,4 +1,5 @@
-"""GET /memory/stats: totals by category, priority, source, verification and expiry."""
+"""GET /memory/stats: totals by category, priority, source, verification and expiry, and
+how many memories are embedded or queued for embedding."""
 
 from __future__ import annotations
 
@@ -8,7 +9,8 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
-from memories.models import Category, Source
+from memories.embeddings import outbox
+from memories.models import Category, MemoryVector, Source
 from tests.api.memory_helpers import PERSON, assert_isolated, remember
 
 
@@ -48,7 +50,8 @@ def test_stats_is_a_fixed_number_of_queries(agent, mind):
         remember(mind, f"k{i}", category=Category.values[i % 8], priority=["low", "high"][i % 2])
     with CaptureQueriesContext(connection) as ctx:
         assert agent.get("/memory/stats").json()["total"] == 40
-    assert len(ctx.captured_queries) <= 3  # mind key, GROUP BY, distinct tags
+    # mind key, GROUP BY, distinct tags, memories embedded, memories queued for embedding
+    assert len(ctx.captured_queries) <= 5
 
 
 def test_stats_isolation(mind, stranger_agent, other_human):
@@ -57,3 +60,41 @@ def test_stats_isolation(mind, stranger_agent, other_human):
     assert_isolated(
         "/memory/stats", mind=mind, stranger_agent=stranger_agent, other_human=other_human
     )
+
+
+def test_stats_counts_embedded_and_pending_memories(agent, mind):
+    remember(mind, "a")
+    remember(mind, "b")
+    body = agent.get("/memory/stats").json()
+    assert (body["embedded"], body["pending_embedding"]) == (0, 2)
+    outbox.embed_pending()
+    remember(mind, "c")
+    body = agent.get("/memory/stats").json()
+    assert (body["embedded"], body["pending_embedding"]) == (2, 1)
+
+
+def test_stats_counts_only_vectors_of_the_current_model(agent, mind):
+    remember(mind, "a")
+    outbox.embed_pending()
+    MemoryVector.objects.update(model="an-older-model")
+    body = agent.get("/memory/stats").json()
+    assert (body["embedded"], body["pending_embedding"]) == (0, 0)
+
+
+def test_stats_with_embeddings_off(agent, mind, settings):
+    settings.SYNAPSE_EMBEDDINGS = "off"
+    remember(mind, "a")
+    body = agent.get("/memory/stats").json()
+    assert (body["embedded"], body["pending_embedding"]) == (0, 0)
+
+
+def test_stats_embedding_counts_are_the_minds_own(mind, stranger_mind, agent, stranger_agent):
+    remember(mind, "a")
+    remember(mind, "b")
+    outbox.embed_pending()
+    remember(mind, "c")
+    remember(stranger_mind.mind, "s")
+    body = stranger_agent.get("/memory/stats").json()
+    assert (body["embedded"], body["pending_embedding"]) == (0, 1)
+    body = agent.get("/memory/stats").json()
+    assert (body["embedded"], body["pending_embedding"]) == (2, 1)

@@ -26,8 +26,12 @@ SIZES = (4, 40)
 READS = {
     "list": ("/memory", 3),
     "list, filtered": ("/memory?tag=shared&category=fact&verified=false", 3),
-    "search": ("/memory/search?q=shared", 2),
-    "search, tag": ("/memory/search?q=note&tag=shared", 2),
+    "search": ("/memory/search?q=shared&mode=keyword", 2),
+    "search, tag": ("/memory/search?q=note&tag=shared&mode=keyword", 2),
+    # By meaning too (the default): the mind's vectors' change marker first (none here).
+    "search, hybrid": ("/memory/search?q=shared", 3),
+    "search, semantic": ("/memory/search?q=shared&mode=semantic", 2),
+    "semantic-search": ("/memory/semantic-search?q=shared", 2),
     # The header's counts (two index-only aggregates) come before the rows, which are sent
     # as they are read.
     "recall text": ("/memory/recall", 4),
@@ -38,7 +42,8 @@ READS = {
     "expiring": ("/memory/expiring?within=30d", 3),
     "related": (lambda first: f"/memory/{first}/related", 4),
     "tags": ("/memory/tags", 4),
-    "stats": ("/memory/stats", 3),
+    # With the memories embedded and queued for embedding: one count each.
+    "stats": ("/memory/stats", 5),
     "health": ("/memory/health", 5),
     "audit": ("/memory/audit", 3),
     # PostgreSQL: one more, the mind's lock that orders `until` after the writes it covers.
@@ -120,15 +125,16 @@ def test_store_does_not_grow_with_the_mind(agent, mind):
         counts.append(count(agent, "post", "/memory", data=body, format="json"))
     assert counts[0] == counts[1]
     # Mind Key, BEGIN, the lookup, the mind's usage (its quota), the memory, its tags, its
-    # audit row, COMMIT; PostgreSQL adds a savepoint around the insert (a concurrent insert
-    # of the key is settled there).
-    assert counts[1] <= (8 if connection.vendor == "sqlite" else 10), counts
+    # audit row, its embedding job, COMMIT; PostgreSQL adds a savepoint around the insert (a
+    # concurrent insert of the key is settled there).
+    assert counts[1] <= (9 if connection.vendor == "sqlite" else 11), counts
 
 
 @pytest.mark.parametrize(
     ("verb", "body", "ceiling"),
-    # Each with the mind's usage: the content's size changes.
-    [("patch", {"content": "changed", "tags": ["x"]}, 11), ("delete", None, 9)],
+    # Each with the mind's usage: the content's size changes; and the embedding outbox: a
+    # changed text is queued and its old vector deleted, a deleted memory's job and vector go.
+    [("patch", {"content": "changed", "tags": ["x"]}, 13), ("delete", None, 11)],
 )
 def test_update_and_delete_do_not_grow_with_the_mind(agent, mind, verb, body, ceiling):
     counts = []
@@ -152,9 +158,9 @@ def test_sync_does_not_grow_with_the_batch(agent, mind):
         counts.append(count(agent, "post", "/memory/sync", data={"memories": items}, format="json"))
     assert counts[0] == counts[1]
     # Mind Key, the write's transaction (a savepoint inside the test's: 2), the lookup, the
-    # mind's usage (its quota), the memories, their tags, their audit rows; PostgreSQL adds
-    # the mind's row lock.
-    assert counts[1] <= (9 if connection.vendor == "postgresql" else 8), counts
+    # mind's usage (its quota), the memories, their tags, their audit rows, their embedding
+    # jobs; PostgreSQL adds the mind's row lock.
+    assert counts[1] <= (10 if connection.vendor == "postgresql" else 9), counts
 
 
 def test_verify_does_not_grow_with_the_mind(human, mind):

@@ -1,0 +1,102 @@
+"""Background tasks, run by huey's consumer (`manage.py run_huey`, started by `make run`).
+
+The work lives in the database (the embedding outbox, memories/embeddings/outbox.py); a
+task only says "look at it now". So a lost or duplicated task loses nothing and stores
+nothing twice: a write that queued jobs wakes the worker after its commit (`wake`, at most
+once per WAKE_INTERVAL per process), a periodic task looks every minute anyway, and a worker
+starting queues every memory with no vector of the current model.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+import time
+
+from django.db import close_old_connections
+from huey import crontab
+from huey.contrib.djhuey import HUEY, db_periodic_task, db_task, on_startup
+
+from memories.embeddings import get_embedder, outbox
+
+logger = logging.getLogger(__name__)
+
+# Seconds: a burst of single writes enqueues one task, not one each.
+WAKE_INTERVAL = 0.5
+
+
+@db_task()
+def embed_pending() -> int:
+    """Embed every queued memory; the number of vectors stored."""
+    return outbox.embed_pending()
+
+
+@db_periodic_task(crontab(minute="*"))
+def embed_pending_periodically() -> int:
+    """The safety net: jobs whose wake-up was lost (a queue down, a process killed)."""
+    return outbox.embed_pending()
+
+
+@on_startup()
+def queue_missing_at_start() -> None:
+    """Queue memories with no vector of the current model (new install, model changed)."""
+    try:
+        embedder = get_embedder()
+        if embedder is None:
+            return
+        queued = outbox.queue_missing(model=embedder.model)
+        if queued:
+            logger.info("Queued %d memories for embedding with %s", queued, embedder.model)
+        embed_pending()
+    except Exception:  # the worker still runs: the periodic task takes what is queued
+        logger.exception("Could not queue the memories that have no vector")
+    finally:
+        close_old_connections()
+
+
+# Set by a write's commit, served by one thread per process: the enqueue (a write to the queue)
+# never runs in the request, and a burst of writes is one enqueue per WAKE_INTERVAL.
+_wanted = threading.Event()
+_waker_pid: int | None = None
+_waker_lock = threading.Lock()
+
+
+def wake() -> None:
+    """Ask for `embed_pending` to run soon. Returns at once: the process's waker thread
+    enqueues it, at most once per WAKE_INTERVAL, and once more after a wake inside one."""
+    if HUEY.immediate:  # tests: the task runs here and now
+        _send()
+        return
+    _ensure_waker()
+    _wanted.set()
+
+
+def _ensure_waker() -> None:
+    global _waker_pid
+    if _waker_pid == os.getpid():
+        return
+    with _waker_lock:
+        # Threads do not survive a fork: a gunicorn worker starts its own.
+        if _waker_pid != os.getpid():
+            threading.Thread(target=_run_waker, name="embedding-waker", daemon=True).start()
+            _waker_pid = os.getpid()
+
+
+def _run_waker() -> None:
+    while True:
+        _serve_wake()
+
+
+def _serve_wake() -> None:
+    _wanted.wait()
+    _wanted.clear()
+    _send()
+    time.sleep(WAKE_INTERVAL)
+
+
+def _send() -> None:
+    try:
+        embed_pending()
+    except Exception:  # the jobs are committed: the periodic task or a restart takes them
+        logger.exception("Could not enqueue the embedding task")
