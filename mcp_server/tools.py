@@ -43,6 +43,7 @@ from memories.models import MAX_KEY_LENGTH, MAX_TAG_LENGTH, Priority
 from memories.recall import MAX_BUDGET, recall_render_text, recall_selection
 from memories.rules import DURATION_FORMS, normalize_tag, parse_duration
 from memories.search import MAX_LIMIT as SEARCH_MAX_LIMIT
+from memories.search import MODES as SEARCH_MODES
 from memories.selectors import (
     EXPIRING_SOON,
     LIST_LIMIT_MAX,
@@ -228,6 +229,7 @@ def search_tool(ctx: ToolContext, args: dict[str, Any]) -> ToolOutput:
         q=args["q"],
         filters=MemoryFilters(tag=_tag(args.get("tag")), category=args.get("category")),
         limit=args.get("limit", SEARCH_DEFAULT),
+        mode=args.get("mode"),
         now=ctx.now,
     )
     return _structured(search_to_dict(page))
@@ -369,11 +371,13 @@ TOOLS: dict[str, Tool] = {
             description=(
                 "Find memories about something specific, best match first. Call it before "
                 "asking the user something they may have told you already, and when recall "
-                "named keys it left out. Full-text over content, key and tags: any of the "
-                "words may match, case and accents are ignored and English word forms match "
-                '("deploying" finds "deployed"); "a phrase" must appear as written, '
-                "prefix* matches a prefix, -word excludes. Each result has a score and a "
-                "snippet with the matched words marked «like this»."
+                "named keys it left out. By keyword over content, key and tags (any of the "
+                "words may match, case and accents are ignored and English word forms match: "
+                '"deploying" finds "deployed") and, while the server has embeddings on, by '
+                "meaning too, so your own words find a memory phrased differently. "
+                '"a phrase" must appear as written, prefix* matches a prefix, -word excludes, '
+                "in every mode. Each result has a score, a snippet with the matched words "
+                "marked «like this», and match: keyword, meaning or both."
             ),
             input_schema=_object(
                 {
@@ -386,6 +390,13 @@ TOOLS: dict[str, Tool] = {
                     "tag": {**TAG, "description": "Only memories with this tag."},
                     "category": {**CATEGORY, "description": "Only this category."},
                     "limit": _limit(SEARCH_DEFAULT, SEARCH_MAX_LIMIT),
+                    "mode": {
+                        "type": "string",
+                        "enum": list(SEARCH_MODES),
+                        "description": "hybrid (by keyword and by meaning; the default while "
+                        "the server has embeddings on), keyword (exact words only) or semantic "
+                        "(meaning only; an error when embeddings are off).",
+                    },
                 },
                 required=("q",),
             ),

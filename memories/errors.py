@@ -7,6 +7,8 @@ message, an MCP tool result.
 - `Forbidden`: this actor may not do this.
 - `TooLarge`: more than a limit allows.
 - `Stale`: the memory changed since the caller read the version it names; nothing written.
+- `Unavailable`: the server is not set up for what was asked (search by meaning with
+  embeddings off); the same request can work on another server, or after a change of setup.
 - `QuotaExceeded`: the write would grow a mind (or an account) past its quota; a kind of
   Conflict with what is stored, settled by deleting something first.
 """
@@ -82,3 +84,7 @@ class QuotaExceeded(Conflict):
 
 class Stale(CoreError):
     code = "precondition_failed"
+
+
+class Unavailable(CoreError):
+    code = "unavailable"

@@ -244,12 +244,25 @@ def stored_to_dict(memory: Memory, *, action: str, warnings: list[str]) -> dict[
 
 
 def search_to_dict(page: SearchPage) -> dict[str, Any]:
-    """A search as every face answers it: each memory with its score and snippet."""
+    """A search as every face answers it: each memory with its score, snippet and `match`
+    (found by `keyword`, by `meaning` or `both`)."""
     results = [
-        {**memory_to_dict(hit.memory), "score": hit.score, "snippet": hit.snippet}
+        {
+            **memory_to_dict(hit.memory),
+            "score": hit.score,
+            "snippet": hit.snippet,
+            "match": hit.match,
+        }
         for hit in page.hits
     ]
     return {"query": page.query, "results": results, "total": page.total}
+
+
+def similar_to_dict(query: str, similar: list[tuple[Memory, float]], total: int) -> dict[str, Any]:
+    """A search by meaning as the client's semantic_search reads it: each memory with its
+    `similarity` (cosine, 0 to 1)."""
+    results = [{**memory_to_dict(memory), "similarity": s} for memory, s in similar]
+    return {"query": query, "results": results, "total": total}
 
 
 def audit_values(memory: Memory, names: tuple[str, ...] = AUDITED_FIELDS) -> dict[str, Any]:

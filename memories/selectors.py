@@ -9,10 +9,12 @@
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, time, timedelta
 from typing import Any
 
+from django.conf import settings
 from django.db import transaction
 from django.db.models import (
     BooleanField,
@@ -28,7 +30,8 @@ from django.db.models import (
 from django.db.models.functions import TruncDate
 from django.utils import timezone
 
-from memories.errors import Invalid, NotFound
+from memories.embeddings import Embedder, EmbeddingsError, get_embedder, outbox
+from memories.errors import Invalid, NotFound, Unavailable
 from memories.fields import CATEGORIES, PRIORITY_NAMES, SOURCES, iso
 from memories.filters import DEFAULT_SORT, MemoryFilters, order_by
 from memories.models import (
@@ -41,9 +44,20 @@ from memories.models import (
     live_q,
 )
 from memories.rules import can_be_stored
-from memories.search import DEFAULT_LIMIT, SearchHit, SearchPage, SearchQueryError, backend
-from memories.search.query import parse_query
+from memories.search import (
+    DEFAULT_LIMIT,
+    MODES,
+    SearchHit,
+    SearchPage,
+    SearchQueryError,
+    backend,
+    semantic,
+)
+from memories.search.query import ParsedQuery, meaning_text, parse_query
+from memories.search.sqlite import SNIPPET_ELLIPSIS, SNIPPET_TOKENS
 from minds.models import Mind
+
+logger = logging.getLogger(__name__)
 
 EXPIRING_SOON = timedelta(days=7)
 STALE_AFTER = timedelta(days=90)
@@ -141,17 +155,210 @@ def memory_list(
     return MemoryPage(list(ordered[offset : offset + limit]) if total else [], total)
 
 
+def search_mode_default() -> str:
+    """`hybrid` while embeddings are on, else `keyword`."""
+    return "keyword" if str(settings.SYNAPSE_EMBEDDINGS) == "off" else "hybrid"
+
+
 def memory_search(
     *,
     mind: Mind,
     q: str,
     filters: MemoryFilters = NO_FILTERS,
     limit: int = DEFAULT_LIMIT,
+    offset: int = 0,
+    mode: str | None = None,
     now: datetime | None = None,
 ) -> SearchPage:
-    """The mind's memories matching `q`, best first: memory_list with a query."""
-    page = memory_list(mind=mind, filters=filters, q=q, limit=limit, now=now)
+    """The mind's memories matching `q`, best first, each with its score and `match`.
+
+    `keyword`: full-text matches (memory_list with a query); `total` counts them all.
+    `semantic`: memories close in meaning (cosine at least semantic.MEANING_FLOOR).
+    `hybrid` (the default while embeddings are on): the best semantic.FUSION_DEPTH of
+    each, fused (semantic.fuse); `total` is the size of that fused set, so pages stay
+    consistent. Quoted phrases, exclusions and `filters` hold in every mode. With
+    embeddings off, or no memory of the mind embedded yet, `hybrid` is `keyword`;
+    `semantic` with embeddings off is Unavailable.
+    """
+    mode = mode or search_mode_default()
+    if mode not in MODES:
+        raise Invalid.one("mode", f"Must be one of: {', '.join(MODES)}; got {mode[:50]!r}.")
+    now = now or timezone.now()
+    parsed = _parsed(q)
+    embedder = _embedder(needed=mode == "semantic") if mode != "keyword" else None
+    if embedder is None or filters.impossible:
+        return _keyword_search(mind=mind, q=q, filters=filters, limit=limit, offset=offset, now=now)
+    try:
+        close, meaning = _closest(
+            mind=mind,
+            q=q,
+            parsed=parsed,
+            filters=filters,
+            embedder=embedder,
+            floor=semantic.MEANING_FLOOR,
+            now=now,
+        )
+    except EmbeddingsError as exc:  # an embeddings API that does not answer
+        if mode == "semantic":
+            raise Unavailable(f"Search by meaning cannot run now: {exc}") from None
+        logger.warning("Search by meaning skipped: %s", exc)
+        return _keyword_search(mind=mind, q=q, filters=filters, limit=limit, offset=offset, now=now)
+    if mode == "semantic":
+        shown = meaning[offset : offset + limit]
+        rows = _memories(mind, [memory_id for memory_id, _ in shown])
+        hits = [
+            SearchHit(rows[i], score=s, snippet=_lead(rows[i]), match="meaning", similarity=s)
+            for i, s in shown
+            if i in rows
+        ]
+        return SearchPage(query=q, hits=hits, total=len(meaning))
+    if not close.vectors:  # none embedded yet: nothing to fuse
+        return _keyword_search(mind=mind, q=q, filters=filters, limit=limit, offset=offset, now=now)
+    search = backend()
+    keyword = search.ranking(
+        mind_id=mind.pk, parsed=parsed, filters=filters, limit=semantic.FUSION_DEPTH, now=now
+    )
+    fused = semantic.fuse(
+        keyword=[memory_id for memory_id, _ in keyword],
+        meaning=meaning[: semantic.FUSION_DEPTH],
+        close=close,
+    )
+    shown_fused = fused[offset : offset + limit]
+    rows = _memories(mind, [f.memory_id for f in shown_fused])
+    matched = [
+        rows[f.memory_id] for f in shown_fused if f.match != "meaning" and f.memory_id in rows
+    ]
+    snippets = search.snippets(mind_id=mind.pk, parsed=parsed, memories=matched)
+    hits = [
+        SearchHit(
+            rows[f.memory_id],
+            score=f.score,
+            snippet=snippets.get(f.memory_id) or _lead(rows[f.memory_id]),
+            match=f.match,
+            similarity=close.of(f.memory_id),
+        )
+        for f in shown_fused
+        if f.memory_id in rows  # else deleted since it was ranked
+    ]
+    return SearchPage(query=q, hits=hits, total=len(fused))
+
+
+def _keyword_search(
+    *, mind: Mind, q: str, filters: MemoryFilters, limit: int, offset: int, now: datetime
+) -> SearchPage:
+    page = memory_list(mind=mind, filters=filters, q=q, limit=limit, offset=offset, now=now)
     return SearchPage(query=q, hits=page.hits or [], total=page.total)
+
+
+@dataclass
+class SimilarPage:
+    """Memories close in meaning to a question, best first, with their cosine in [0, 1]."""
+
+    query: str
+    similar: list[tuple[Memory, float]]
+    total: int  # every memory at or above the threshold (after filters), not only these
+
+
+def memory_semantic_search(
+    *,
+    mind: Mind,
+    q: str,
+    threshold: float,
+    limit: int = 10,
+    filters: MemoryFilters = NO_FILTERS,
+    now: datetime | None = None,
+) -> SimilarPage:
+    """The mind's memories whose meaning is at least `threshold` close to `q` (cosine, 0 to 1).
+
+    Phrases and exclusions in `q` hold as in memory_search. Unavailable with embeddings off.
+    """
+    now = now or timezone.now()
+    parsed = _parsed(q)
+    embedder = _embedder(needed=True)
+    assert embedder is not None  # needed=True raises instead
+    if filters.impossible:
+        return SimilarPage(query=q, similar=[], total=0)
+    try:
+        _, meaning = _closest(
+            mind=mind,
+            q=q,
+            parsed=parsed,
+            filters=filters,
+            embedder=embedder,
+            floor=threshold,
+            now=now,
+        )
+    except EmbeddingsError as exc:
+        raise Unavailable(f"Search by meaning cannot run now: {exc}") from None
+    rows = _memories(mind, [memory_id for memory_id, _ in meaning[:limit]])
+    similar = [(rows[i], min(max(s, 0.0), 1.0)) for i, s in meaning[:limit] if i in rows]
+    return SimilarPage(query=q, similar=similar, total=len(meaning))
+
+
+def _parsed(q: str) -> ParsedQuery:
+    try:
+        return parse_query(q)
+    except SearchQueryError as exc:
+        raise Invalid.one("q", str(exc)) from None
+
+
+UNAVAILABLE = (
+    "Search by meaning is off on this server (SYNAPSE_EMBEDDINGS=off); "
+    "use mode=keyword, or ask its operator to turn embeddings on."
+)
+
+
+def _embedder(*, needed: bool) -> Embedder | None:
+    """The process's embedder; None when off (or failing) and not `needed`, else Unavailable."""
+    try:
+        embedder = get_embedder()
+    except EmbeddingsError as exc:
+        if needed:
+            raise Unavailable(f"Search by meaning cannot run now: {exc}") from None
+        logger.warning("Search by meaning skipped: %s", exc)
+        return None
+    if embedder is None and needed:
+        raise Unavailable(UNAVAILABLE)
+    return embedder
+
+
+def _closest(
+    *,
+    mind: Mind,
+    q: str,
+    parsed: ParsedQuery,
+    filters: MemoryFilters,
+    embedder: Embedder,
+    floor: float,
+    now: datetime,
+) -> tuple[semantic.Closeness, list[tuple[str, float]]]:
+    """The closeness of the mind's memories to `q`, and those at least `floor` close that
+    pass `filters` and the query's phrases and exclusions, best first."""
+    close = semantic.closeness(
+        mind_id=mind.pk,
+        embedder=embedder,
+        question=meaning_text(q),
+        floor=floor,
+        limit=semantic.CANDIDATES,
+    )
+    ids = [memory_id for memory_id, _ in close.ranked]
+    passing = backend().passing(mind_id=mind.pk, parsed=parsed, filters=filters, ids=ids, now=now)
+    return close, [(memory_id, s) for memory_id, s in close.ranked if memory_id in passing]
+
+
+def _memories(mind: Mind, ids: list[str]) -> dict[str, Memory]:
+    """The mind's memories among `ids`. Looked up by primary key, then kept only if the
+    mind's: an index on the mind would have the database read all of the mind's rows."""
+    if not ids:
+        return {}
+    return {m.pk: m for m in Memory.objects.filter(pk__in=ids) if m.mind_id == mind.pk}
+
+
+def _lead(memory: Memory) -> str:
+    """A snippet for a memory found by meaning alone: the start of its content."""
+    words = memory.content.split()
+    head = " ".join(words[:SNIPPET_TOKENS])
+    return head + (SNIPPET_ELLIPSIS if len(words) > SNIPPET_TOKENS else "")
 
 
 def expiring_filters(*, within: timedelta, include_expired: bool = False) -> MemoryFilters:
@@ -274,7 +481,9 @@ def tag_counts(
 
 def memory_stats(*, mind: Mind, now: datetime | None = None) -> dict[str, Any]:
     """Totals of every memory of the mind (expired ones included, and counted apart) by
-    category, priority, source and verification: one GROUP BY query plus one for tags."""
+    category, priority, source and verification: one GROUP BY query plus one for tags;
+    `embedded` (memories with a vector of the current model) and `pending_embedding` (queued
+    for one), one query each."""
     now = now or timezone.now()
     is_expired = Case(
         When(expired_q(now), then=Value(True)), default=Value(False), output_field=BooleanField()
@@ -307,6 +516,7 @@ def memory_stats(*, mind: Mind, now: datetime | None = None) -> dict[str, Any]:
         "by_priority": by_priority,
         "by_source": by_source,
         "tags": MemoryTag.objects.filter(mind=mind).values("tag").distinct().count(),
+        **outbox.embedding_counts(mind_id=mind.pk),
     }
 
 

@@ -81,6 +81,7 @@ CORE_STATUS = {
     core.QuotaExceeded: status.HTTP_409_CONFLICT,  # full: delete something, then retry
     core.Stale: status.HTTP_412_PRECONDITION_FAILED,
     core.TooLarge: status.HTTP_413_REQUEST_ENTITY_TOO_LARGE,
+    core.Unavailable: status.HTTP_503_SERVICE_UNAVAILABLE,
 }
 
 

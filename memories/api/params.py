@@ -10,6 +10,7 @@ from memories.fields import CATEGORIES, PRIORITIES, SOURCES
 from memories.filters import Expired
 from memories.models import Priority
 from memories.rules import DURATION_FORMS, normalize_tag, parse_duration
+from memories.search import MODES
 from memories.selectors import MAX_OFFSET
 
 Params = Mapping[str, str]
@@ -31,6 +32,21 @@ def param_int(
     if value < minimum or (maximum is not None and value > maximum):
         upper = f" and {maximum}" if maximum is not None else " or more"
         raise Invalid.one(name, f"Must be between {minimum}{upper}, got {value}.")
+    return value
+
+
+def param_number(
+    params: Params, name: str, *, default: float, minimum: float, maximum: float
+) -> float:
+    raw = params.get(name)
+    if raw is None or raw == "":
+        return default
+    try:
+        value = float(raw)
+    except (TypeError, ValueError):
+        raise Invalid.one(name, f"Must be a number, got {raw[:50]!r}.") from None
+    if not minimum <= value <= maximum:  # NaN fails too
+        raise Invalid.one(name, f"Must be between {minimum:g} and {maximum:g}, got {raw[:50]}.")
     return value
 
 
@@ -76,6 +92,11 @@ def param_category(params: Params) -> str | None:
 def param_priority(params: Params) -> int | None:
     name = param_choice(params, "priority", PRIORITIES)
     return None if name is None else Priority.from_name(name).value
+
+
+def param_search_mode(params: Params) -> str | None:
+    """`mode` of a search; None (the server's default) when absent."""
+    return param_choice(params, "mode", MODES)
 
 
 def param_source(params: Params) -> str | None:

@@ -1,19 +1,33 @@
-"""GET /memory/search: ranked full-text search over the caller's mind."""
+"""GET /memory/search (by keyword, meaning or both) and GET /memory/semantic-search (the
+client's semantic_search) over the caller's mind."""
 
 from __future__ import annotations
 
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
+from drf_spectacular.utils import (
+    OpenApiParameter,
+    OpenApiResponse,
+    extend_schema,
+    inline_serializer,
+)
 from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from memories.api.params import param_category, param_expired, param_limit, param_tag
-from memories.fields import CATEGORIES, search_to_dict
+from memories.api.params import (
+    param_category,
+    param_expired,
+    param_limit,
+    param_number,
+    param_offset,
+    param_search_mode,
+    param_tag,
+)
+from memories.fields import CATEGORIES, search_to_dict, similar_to_dict
 from memories.filters import MemoryFilters
-from memories.search import DEFAULT_LIMIT, MAX_LIMIT, MAX_QUERY_CHARS
-from memories.selectors import memory_search
+from memories.search import DEFAULT_LIMIT, MATCHES, MAX_LIMIT, MAX_QUERY_CHARS, MODES
+from memories.selectors import MAX_OFFSET, memory_search, memory_semantic_search
 from minds.scoping import mind_for_request
 
 Q_HELP = (
@@ -21,55 +35,147 @@ Q_HELP = (
     '"a phrase" must appear as written, `deploy*` matches a prefix, `-word` excludes. '
     "Case and accents are ignored; English words match their other forms."
 )
+# What the client's semantic_search sends when the caller gives nothing.
+SEMANTIC_DEFAULT_LIMIT = 10
+SEMANTIC_DEFAULT_THRESHOLD = 0.3
+MODE_HELP = (
+    "`keyword`: full-text matches only. `semantic`: memories close in meaning, even with no "
+    "word in common. `hybrid`: both, fused into one ranking. Default: `hybrid` while the "
+    "server's embeddings are on, `keyword` when they are off (then `hybrid` searches by "
+    "keyword and `semantic` answers 503 `unavailable`). Quoted phrases, `-exclusions` and "
+    "the filters hold in every mode."
+)
+UNAVAILABLE_RESPONSE = OpenApiResponse(
+    inline_serializer(
+        "Unavailable",
+        {"error": serializers.CharField(), "detail": serializers.CharField()},
+    ),
+    description="`unavailable`: search by meaning is off on this server (SYNAPSE_EMBEDDINGS=off).",
+)
+Q_PARAMETER = OpenApiParameter(
+    "q",
+    # A word to look for: letters or digits not behind a `-` (which excludes).
+    {"type": "string", "maxLength": MAX_QUERY_CHARS, "pattern": r"(^|\s)[^\s-]*[^\W_]"},
+    required=True,
+    description=Q_HELP,
+)
+TAG_PARAMETER = OpenApiParameter(
+    "tag", OpenApiTypes.STR, description="Only memories with this tag."
+)
+CATEGORY_PARAMETER = OpenApiParameter(
+    "category", OpenApiTypes.STR, enum=list(CATEGORIES), description="Only this category."
+)
+EXPIRED_PARAMETER = OpenApiParameter(
+    "include_expired", OpenApiTypes.BOOL, description="Also search expired memories."
+)
 
 
 class MemorySearchView(APIView):
     @extend_schema(
         operation_id="memory_search",
         parameters=[
-            OpenApiParameter(
-                "q",
-                # A word to look for: letters or digits not behind a `-` (which excludes).
-                {"type": "string", "maxLength": MAX_QUERY_CHARS, "pattern": r"(^|\s)[^\s-]*[^\W_]"},
-                required=True,
-                description=Q_HELP,
-            ),
-            OpenApiParameter("tag", OpenApiTypes.STR, description="Only memories with this tag."),
-            OpenApiParameter(
-                "category",
-                OpenApiTypes.STR,
-                enum=list(CATEGORIES),
-                description="Only this category.",
-            ),
+            Q_PARAMETER,
+            OpenApiParameter("mode", OpenApiTypes.STR, enum=list(MODES), description=MODE_HELP),
+            TAG_PARAMETER,
+            CATEGORY_PARAMETER,
             OpenApiParameter(
                 "limit",
                 {"type": "integer", "minimum": 1, "maximum": MAX_LIMIT},
                 description=f"Default {DEFAULT_LIMIT}, max {MAX_LIMIT}.",
             ),
             OpenApiParameter(
-                "include_expired", OpenApiTypes.BOOL, description="Also search expired memories."
+                "offset",
+                {"type": "integer", "minimum": 0, "maximum": MAX_OFFSET},
+                description="Results to skip (default 0).",
             ),
+            EXPIRED_PARAMETER,
         ],
-        responses=inline_serializer(
-            "MemorySearch",
-            {
-                "query": serializers.CharField(),
-                "results": serializers.ListField(
-                    child=serializers.DictField(),
-                    help_text="Memories, each with `score` (higher is better) and `snippet` "
-                    "(matched words marked «like this»).",
-                ),
-                "total": serializers.IntegerField(help_text="All matches, not only this page."),
-            },
-        ),
+        responses={
+            200: inline_serializer(
+                "MemorySearch",
+                {
+                    "query": serializers.CharField(),
+                    "results": serializers.ListField(
+                        child=serializers.DictField(),
+                        help_text="Memories, best first, each with `score` (higher is better; "
+                        "in `semantic` mode the cosine similarity), `snippet` (matched words "
+                        "marked «like this»; the content's start for a memory found by meaning "
+                        f"alone) and `match`: one of {', '.join(MATCHES)}.",
+                    ),
+                    "total": serializers.IntegerField(
+                        help_text="All results, not only this page. `keyword`: every match. "
+                        "`semantic`: every memory close enough in meaning. `hybrid`: the fused "
+                        "set of the best matches by keyword and by meaning."
+                    ),
+                },
+            ),
+            503: UNAVAILABLE_RESPONSE,
+        },
     )
     def get(self, request: Request) -> Response:
         params = request.query_params
         mind = mind_for_request(request)
         q = params.get("q", "")
+        mode = param_search_mode(params)
         limit = param_limit(params, default=DEFAULT_LIMIT, maximum=MAX_LIMIT)
+        offset = param_offset(params)
         filters = MemoryFilters(
             tag=param_tag(params), category=param_category(params), expired=param_expired(params)
         )
-        page = memory_search(mind=mind, q=q, filters=filters, limit=limit)
+        page = memory_search(mind=mind, q=q, filters=filters, limit=limit, offset=offset, mode=mode)
         return Response(search_to_dict(page))
+
+
+class MemorySemanticSearchView(APIView):
+    @extend_schema(
+        operation_id="memory_semantic_search",
+        parameters=[
+            Q_PARAMETER,
+            OpenApiParameter(
+                "limit",
+                {"type": "integer", "minimum": 1, "maximum": MAX_LIMIT},
+                description=f"Default {SEMANTIC_DEFAULT_LIMIT}, max {MAX_LIMIT}.",
+            ),
+            OpenApiParameter(
+                "threshold",
+                {"type": "number", "minimum": 0, "maximum": 1},
+                description=f"Least similarity (cosine) to be a result; default "
+                f"{SEMANTIC_DEFAULT_THRESHOLD}.",
+            ),
+            TAG_PARAMETER,
+            CATEGORY_PARAMETER,
+            EXPIRED_PARAMETER,
+        ],
+        responses={
+            200: inline_serializer(
+                "MemorySemanticSearch",
+                {
+                    "query": serializers.CharField(),
+                    "results": serializers.ListField(
+                        child=serializers.DictField(),
+                        help_text="Memories, most similar first, each with `similarity`: the "
+                        "cosine of its meaning and the question's, 0 to 1.",
+                    ),
+                    "total": serializers.IntegerField(
+                        help_text="Every memory at least `threshold` similar, not only these."
+                    ),
+                },
+            ),
+            503: UNAVAILABLE_RESPONSE,
+        },
+    )
+    def get(self, request: Request) -> Response:
+        params = request.query_params
+        mind = mind_for_request(request)
+        q = params.get("q", "")
+        limit = param_limit(params, default=SEMANTIC_DEFAULT_LIMIT, maximum=MAX_LIMIT)
+        threshold = param_number(
+            params, "threshold", default=SEMANTIC_DEFAULT_THRESHOLD, minimum=0.0, maximum=1.0
+        )
+        filters = MemoryFilters(
+            tag=param_tag(params), category=param_category(params), expired=param_expired(params)
+        )
+        page = memory_semantic_search(
+            mind=mind, q=q, threshold=threshold, limit=limit, filters=filters
+        )
+        return Response(similar_to_dict(page.query, page.similar, page.total))

@@ -2,7 +2,10 @@
 
 - query.py    turns what a person typed into a `ParsedQuery` (and a safe FTS5 expression);
 - sqlite.py   is the SQLite FTS5 backend (index DDL, the MATCH query, rebuild and check);
-- postgres.py is the PostgreSQL backend (tsvector column, triggers, GIN index): same answers.
+- postgres.py is the PostgreSQL backend (tsvector column, triggers, GIN index): same answers;
+- semantic.py searches by meaning (the mind's vectors, cosine) and fuses it with keywords.
+
+Modes: `keyword` (full text only), `semantic` (meaning only), `hybrid` (both, fused).
 """
 
 from __future__ import annotations
@@ -17,8 +20,10 @@ from memories.search.query import MAX_QUERY_CHARS, SearchQueryError, parse_query
 
 __all__ = [
     "DEFAULT_LIMIT",
+    "MATCHES",
     "MAX_LIMIT",
     "MAX_QUERY_CHARS",
+    "MODES",
     "SearchHit",
     "SearchPage",
     "SearchQueryError",
@@ -28,13 +33,20 @@ __all__ = [
 
 DEFAULT_LIMIT = 20
 MAX_LIMIT = 100
+MODES = ("hybrid", "keyword", "semantic")
+# Why a result was found: its words, its meaning, or both.
+MATCHES = ("keyword", "meaning", "both")
 
 
 @dataclass(frozen=True)
 class SearchHit:
     memory: Memory
-    score: float  # higher is better (negated bm25 on SQLite, ts_rank on PostgreSQL)
-    snippet: str  # matched words marked «like this»
+    # Higher is better: negated bm25 on SQLite, ts_rank on PostgreSQL; the cosine by meaning;
+    # hybrid: the fused score (semantic.fuse).
+    score: float
+    snippet: str  # matched words marked «like this» (the content's start when none matched)
+    match: str = "keyword"  # one of MATCHES
+    similarity: float | None = None  # the cosine, when found by meaning
 
 
 @dataclass(frozen=True)

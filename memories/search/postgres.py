@@ -294,6 +294,85 @@ def search(
     return Hits(rows, rows[0].search_total if rows else 0)
 
 
+RANKING_SQL = f"""
+SELECT m.id, ts_rank({_RANK_WEIGHTS}, m.{VECTOR_COLUMN}, {_TSQUERY}, {_RANK_NORMALIZATION})
+    AS score
+FROM memories_memory AS m
+WHERE m.mind_id = %s AND m.{VECTOR_COLUMN} @@ {_TSQUERY} /*filters*/
+ORDER BY score DESC, m.created_at DESC, m.id DESC LIMIT %s
+"""
+
+SNIPPETS_SQL = f"""
+SELECT m.id,
+       ts_headline('{CONFIG}', {PLAIN_FUNCTION}(m.content), q.query, '{_HEADLINE}'),
+       ts_headline('{CONFIG}', {PLAIN_FUNCTION}(m.key), q.query,
+                   'StartSel={SNIPPET_OPEN}, StopSel={SNIPPET_CLOSE}, HighlightAll=true')
+FROM memories_memory AS m CROSS JOIN (SELECT {_TSQUERY} AS query) AS q
+WHERE m.id = ANY(%s)
+"""
+
+
+def ranking(
+    *, mind_id: str, parsed: ParsedQuery, filters: MemoryFilters, limit: int, now: datetime
+) -> list[tuple[str, float]]:
+    """The best `limit` matches as (memory id, score), in `search`'s order, without the
+    rows or snippets (hybrid search fuses these ids, then reads only the page)."""
+    expression = to_tsquery_text(parsed)
+    if not expression:
+        return []
+    where, params = filters.sql(now=now, db=connection)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            RANKING_SQL.replace("/*filters*/", where),
+            [expression, mind_id, expression, *params, limit],
+        )
+        return [(memory_id, float(score)) for memory_id, score in cursor.fetchall()]
+
+
+def snippets(*, mind_id: str, parsed: ParsedQuery, memories: list[Memory]) -> dict[str, str]:
+    """The snippet `search` would give each of these memories (all matches of `parsed`)."""
+    expression = to_tsquery_text(parsed)
+    if not memories or not expression:
+        return {}
+    by_id = {m.pk: m for m in memories}
+    with connection.cursor() as cursor:
+        cursor.execute(SNIPPETS_SQL, [expression, list(by_id)])
+        found = cursor.fetchall()
+    result = {}
+    for memory_id, content, key in found:
+        row = cast("SearchRow", by_id[memory_id])
+        row.search_snippet, row.search_key = content, key
+        result[memory_id] = _snippet(row)
+    return result
+
+
+def passing(
+    *, mind_id: str, parsed: ParsedQuery, filters: MemoryFilters, ids: list[str], now: datetime
+) -> set[str]:
+    """Which of `ids` are the mind's memories passing `filters` and the query's constraints:
+    every quoted phrase present, no excluded term (search by meaning finds the rest)."""
+    if not ids:
+        return set()
+    where, params = filters.sql(now=now, db=connection)
+    sql = f"SELECT m.id FROM memories_memory AS m WHERE m.mind_id = %s AND m.id = ANY(%s) {where}"
+    params = [mind_id, list(ids), *params]
+    if parsed.required:  # the phrases, less the exclusions
+        constraint = ParsedQuery(required=parsed.required, excluded=parsed.excluded)
+        expression = to_tsquery_text(constraint)
+        if not expression:  # only punctuation-like words: nothing can match, as in search()
+            return set()
+        sql += f" AND m.{VECTOR_COLUMN} @@ {_TSQUERY}"
+        params.append(expression)
+    elif parsed.excluded:
+        expression = to_tsquery_text(ParsedQuery(optional=parsed.excluded))
+        if expression:
+            sql += f" AND NOT (m.{VECTOR_COLUMN} @@ {_TSQUERY})"
+            params.append(expression)
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        return {row[0] for row in cursor.fetchall()}
+
+
 def _restore(marked: str, original: str) -> str:
     """A headline of plain_text(original), with the original characters put back.
 

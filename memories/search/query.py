@@ -229,3 +229,15 @@ def to_fts5(parsed: ParsedQuery) -> str:
 def fts5_expression(q: str) -> str:
     """User text → a safe FTS5 expression (raises `SearchQueryError` for unsearchable text)."""
     return to_fts5(parse_query(q))
+
+
+def meaning_text(q: str) -> str:
+    """What a search by meaning compares with the memories: the question as typed, without
+    its exclusions (embedding "-docker" would pull towards docker) or quote marks."""
+    text = _balance_quotes(_clean(q))
+    kept = [
+        match.group("phrase") if match.group("phrase") is not None else match.group("word")
+        for match in _TOKEN_RE.finditer(text)
+        if match.group("neg") is None
+    ]
+    return " ".join(" ".join(kept).split())

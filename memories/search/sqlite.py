@@ -234,6 +234,79 @@ def search(
     return Hits(rows, rows[0].search_total if rows else 0)
 
 
+RANKING_SQL = f"""
+SELECT m.id, -bm25({FTS_TABLE}, {{key:f}}, {{tags:f}}, {{content:f}}, 0.0) AS score
+FROM {FTS_TABLE} CROSS JOIN memories_memory AS m ON m.rowid = {FTS_TABLE}.rowid
+WHERE {FTS_TABLE} MATCH %s AND m.mind_id = %s {{filters}}
+ORDER BY score DESC, m.rowid DESC LIMIT %s
+"""
+
+SNIPPETS_SQL = f"""
+WITH page AS MATERIALIZED (SELECT rowid AS hit_rowid FROM memories_memory WHERE id IN ({{marks}}))
+SELECT m.id, snippet({FTS_TABLE}, 2, '{SNIPPET_OPEN}', '{SNIPPET_CLOSE}', '{SNIPPET_ELLIPSIS}',
+                     {SNIPPET_TOKENS}),
+       highlight({FTS_TABLE}, 0, '{SNIPPET_OPEN}', '{SNIPPET_CLOSE}')
+FROM page
+CROSS JOIN {FTS_TABLE} ON {FTS_TABLE}.rowid = page.hit_rowid
+CROSS JOIN memories_memory AS m ON m.rowid = page.hit_rowid
+WHERE {FTS_TABLE} MATCH %s
+"""
+
+
+def ranking(
+    *, mind_id: str, parsed: ParsedQuery, filters: MemoryFilters, limit: int, now: datetime
+) -> list[tuple[str, float]]:
+    """The best `limit` matches as (memory id, score), in `search`'s order, without the
+    rows or snippets (hybrid search fuses these ids, then reads only the page)."""
+    expression = match_expression(mind_id=mind_id, parsed=parsed, tag=filters.tag)
+    where, params = filters.sql(now=now, db=connection)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            RANKING_SQL.format(filters=where, **WEIGHTS), [expression, mind_id, *params, limit]
+        )
+        return [(memory_id, float(score)) for memory_id, score in cursor.fetchall()]
+
+
+def snippets(*, mind_id: str, parsed: ParsedQuery, memories: list[Memory]) -> dict[str, str]:
+    """The snippet `search` would give each of these memories (all matches of `parsed`)."""
+    if not memories:
+        return {}
+    expression = match_expression(mind_id=mind_id, parsed=parsed)
+    marks = ", ".join(["%s"] * len(memories))
+    with connection.cursor() as cursor:
+        cursor.execute(SNIPPETS_SQL.format(marks=marks), [*(m.pk for m in memories), expression])
+        return {memory_id: _pick(content, key) for memory_id, content, key in cursor.fetchall()}
+
+
+def passing(
+    *, mind_id: str, parsed: ParsedQuery, filters: MemoryFilters, ids: list[str], now: datetime
+) -> set[str]:
+    """Which of `ids` are the mind's memories passing `filters` and the query's constraints:
+    every quoted phrase present, no excluded term (search by meaning finds the rest)."""
+    if not ids:
+        return set()
+    where, params = filters.sql(now=now, db=connection)
+    marks = ", ".join(["%s"] * len(ids))
+    # `+m.mind_id`: still the guard, but not an index to scan the whole mind by; the ids
+    # are looked up by primary key.
+    sql = (
+        f"SELECT m.id FROM memories_memory AS m WHERE m.id IN ({marks}) AND +m.mind_id = %s {where}"
+    )
+    params = [*ids, mind_id, *params]
+    matching = f" AND m.rowid %s (SELECT rowid FROM {FTS_TABLE} WHERE {FTS_TABLE} MATCH %%s)"
+    if parsed.required:  # the phrases, less the exclusions: to_fts5 writes the NOT
+        constraint = ParsedQuery(required=parsed.required, excluded=parsed.excluded)
+        sql += matching % "IN"
+        params.append(match_expression(mind_id=mind_id, parsed=constraint))
+    elif parsed.excluded:  # FTS5 has no unary NOT: leave out what matches any excluded term
+        sql += matching % "NOT IN"
+        excluded = ParsedQuery(optional=parsed.excluded)
+        params.append(match_expression(mind_id=mind_id, parsed=excluded))
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        return {row[0] for row in cursor.fetchall()}
+
+
 def _count(expression: str, mind_id: str, where: str, params: list[Any]) -> int:
     sql = (
         f"SELECT count(*) FROM {FTS_TABLE} CROSS JOIN memories_memory AS m "
@@ -246,11 +319,15 @@ def _count(expression: str, mind_id: str, where: str, params: list[Any]) -> int:
 
 
 def _snippet(memory: SearchRow) -> str:
+    return _pick(memory.search_snippet, memory.search_key)
+
+
+def _pick(content: str | None, key: str | None) -> str:
     """The content around the matched words; the key when only the key or tags matched."""
-    content = memory.search_snippet or ""
+    content = content or ""
     if SNIPPET_OPEN in content:
         return content
-    key = memory.search_key or ""
+    key = key or ""
     if SNIPPET_OPEN in key:
         return key
     return content

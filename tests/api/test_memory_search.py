@@ -292,8 +292,12 @@ def test_unencoded_q_as_the_sdk_sends_it(agent, memories):
 
 def test_query_count(agent, memories, django_assert_max_num_queries):
     # Mind Key lookup + the search itself (one statement: rank, count, page, snippets).
+    # By meaning as well (hybrid), see tests/api/test_memory_search_meaning.py.
     with django_assert_max_num_queries(2):
-        response = agent.get(URL, {"q": "docker neovim", "tag": "tools", "category": "preference"})
+        response = agent.get(
+            URL,
+            {"q": "docker neovim", "tag": "tools", "category": "preference", "mode": "keyword"},
+        )
     assert response.status_code == 200
 
 

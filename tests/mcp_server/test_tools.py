@@ -184,6 +184,28 @@ def test_search_ranks_and_refuses_empty_queries(mcp, mind):
     assert "limit" in mcp.refused("search", {"q": "docker", "limit": 1000})
 
 
+def test_search_by_meaning_and_its_mode(mcp, mind):
+    from django.test import override_settings
+
+    from tests.api.memory_helpers import embed
+
+    embed(store(mind, key="fact_dog", content="Has a border collie named Pixel."))
+    embed(store(mind, key="fact_deploy", content="We deployed the app with Docker on Friday"))
+    question = "does he have any animals"
+    found = mcp.ok("search", {"q": question})  # hybrid: embeddings are on
+    assert (found["results"][0]["key"], found["results"][0]["match"]) == ("fact_dog", "meaning")
+    assert mcp.ok("search", {"q": question, "mode": "semantic"})["results"][0]["key"] == "fact_dog"
+    assert mcp.ok("search", {"q": question, "mode": "keyword"})["total"] == 0
+    excluded = mcp.ok("search", {"q": f"{question} -pixel", "mode": "semantic"})["results"]
+    assert "fact_dog" not in [r["key"] for r in excluded]
+    assert "mode" in mcp.refused("search", {"q": "docker", "mode": "fuzzy"})
+    with override_settings(SYNAPSE_EMBEDDINGS="off"):
+        assert "SYNAPSE_EMBEDDINGS" in mcp.refused("search", {"q": question, "mode": "semantic"})
+        assert mcp.ok("search", {"q": "docker"})["results"][0]["match"] == "keyword"
+    [tool] = [t for t in mcp.rpc("tools/list")["result"]["tools"] if t["name"] == "search"]
+    assert tool["inputSchema"]["properties"]["mode"]["enum"] == ["hybrid", "keyword", "semantic"]
+
+
 def test_forget_by_id_or_by_category_and_key(mcp, mind):
     one = store(mind, key="fact_one", content="one")
     store(mind, key="fact_two", content="two")

@@ -25,7 +25,7 @@ from django.utils import timezone
 from accounts.models import User
 from memories.models import Memory, MemoryEvent
 from minds.models import Mind
-from tests.api.memory_helpers import remember
+from tests.api.memory_helpers import embed, remember
 from tests.conftest import PASSWORD, bearer_client, jwt_for
 
 pytestmark = pytest.mark.django_db
@@ -78,7 +78,13 @@ REST_CASES: dict[str, list[Case]] = {
         Case("GET", "/memory/recall", kind="scoped"),
         Case("GET", "/memory/recall?format=json", kind="scoped"),
     ],
-    "memory-search": [Case("GET", f"/memory/search?q={MARKER}", kind="scoped")],
+    "memory-search": [
+        Case("GET", f"/memory/search?q={MARKER}", kind="scoped"),
+        Case("GET", f"/memory/search?q={MARKER}&mode=semantic", kind="scoped"),
+    ],
+    "memory-semantic-search": [
+        Case("GET", f"/memory/semantic-search?q={MARKER}&threshold=0", kind="scoped")
+    ],
     "mind-export": [
         Case("GET", "/mind/export", kind="scoped"),
         Case("GET", "/mind/export?format=csv", kind="scoped"),
@@ -206,8 +212,9 @@ def setting(owner_mind, stranger_mind):
     mind = owner_mind.mind
     soon = timezone.now() + timezone.timedelta(days=3)
     memory = remember(mind, "owner_fact", SECRET_TEXT, tags=["shared"], expires_at=soon)
-    remember(mind, "owner_other", f"Also {MARKER}", tags=["shared"], priority="critical")
-    remember(stranger_mind.mind, "their_fact", "The stranger's own", tags=["shared"])
+    other = remember(mind, "owner_other", f"Also {MARKER}", tags=["shared"], priority="critical")
+    theirs = remember(stranger_mind.mind, "their_fact", "The stranger's own", tags=["shared"])
+    embed(memory, other, theirs)  # searched by meaning too
     return mind, memory
 
 

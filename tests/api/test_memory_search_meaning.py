@@ -1,0 +1,353 @@
+"""GET /memory/search by meaning (mode=semantic|hybrid) and GET /memory/semantic-search.
+
+Vectors are stored here directly, the way the background worker stores them (the text of
+memories/embeddings/text.py, the process's model), so these tests do not depend on it.
+"""
+
+from __future__ import annotations
+
+import pytest
+from django.test import override_settings
+
+from memories.actors import Actor
+from memories.models import Memory, MemoryVector
+from memories.search import semantic
+from memories.services import memory_upsert
+from tests.api.memory_helpers import embed
+
+URL = "/memory/search"
+SEMANTIC_URL = "/memory/semantic-search"
+
+FACTS = {
+    "fact_manager": ("fact", "Reports to Priya Raman, engineering manager of the platform group."),
+    "fact_dog": ("fact", "Has a border collie named Pixel."),
+    "preference_editor": ("preference", "Uses Neovim with the LazyVim distribution."),
+    "project_deploy": ("project", "Synapse is deployed with Docker Compose on a Hetzner VPS."),
+    "note_coffee": ("note", "Drinks flat white, no sugar."),
+}
+BOSS = "who is his boss"  # shares no word with fact_manager
+PETS = "does he have any animals"  # shares no word with fact_dog
+
+
+def remember(mind, key, content, *, category="note", tags=(), **extra) -> Memory:
+    return memory_upsert(
+        mind=mind,
+        actor=Actor.system(),
+        category=category,
+        key=key,
+        content=content,
+        tags=list(tags),
+        **extra,
+    ).memory
+
+
+@pytest.fixture
+def facts(mind) -> dict[str, Memory]:
+    stored = {
+        key: remember(mind, key, content, category=category)
+        for key, (category, content) in FACTS.items()
+    }
+    embed(*stored.values())
+    return stored
+
+
+def results(response) -> list[dict]:
+    assert response.status_code == 200, response.content
+    return response.json()["results"]
+
+
+def keys(response) -> list[str]:
+    return [r["key"] for r in results(response)]
+
+
+# --- Happy path ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("q", [BOSS, PETS])
+def test_a_question_in_other_words_is_found_by_meaning_not_by_keyword(agent, facts, q):
+    expected = "fact_manager" if q == BOSS else "fact_dog"
+    assert keys(agent.get(URL, {"q": q, "mode": "semantic"}))[0] == expected
+    assert keys(agent.get(URL, {"q": q, "mode": "hybrid"}))[0] == expected
+    assert expected not in keys(agent.get(URL, {"q": q, "mode": "keyword"}))
+
+
+def test_hybrid_is_the_default_while_embeddings_are_on(agent, facts):
+    [first, *_] = results(agent.get(URL, {"q": BOSS}))
+    assert (first["key"], first["match"]) == ("fact_manager", "meaning")
+
+
+def test_each_result_says_why_it_was_found(agent, facts):
+    by_key = {r["key"]: r for r in results(agent.get(URL, {"q": "neovim editor"}))}
+    assert by_key["preference_editor"]["match"] == "both"
+    assert all(r["match"] in ("keyword", "meaning", "both") for r in by_key.values())
+    semantic_hits = results(agent.get(URL, {"q": PETS, "mode": "semantic"}))
+    assert {r["match"] for r in semantic_hits} == {"meaning"}
+    assert all(isinstance(r["score"], float) for r in semantic_hits)
+    keyword_hits = results(agent.get(URL, {"q": "neovim", "mode": "keyword"}))
+    assert [(r["key"], r["match"]) for r in keyword_hits] == [("preference_editor", "keyword")]
+
+
+def test_scores_are_best_first_and_a_meaning_hit_has_a_snippet(agent, facts):
+    for mode in ("semantic", "hybrid"):
+        found = results(agent.get(URL, {"q": PETS, "mode": mode}))
+        scores = [r["score"] for r in found]
+        assert scores == sorted(scores, reverse=True)
+        dog = next(r for r in found if r["key"] == "fact_dog")
+        assert dog["snippet"] == "Has a border collie named Pixel."
+
+
+def test_unrelated_memories_do_not_fill_the_results(agent, facts):
+    found = keys(agent.get(URL, {"q": PETS, "mode": "semantic"}))
+    assert "project_deploy" not in found and "preference_editor" not in found
+
+
+# --- Hard constraints and filters ------------------------------------------------------------
+
+
+@pytest.mark.parametrize("mode", ["semantic", "hybrid"])
+def test_a_quoted_phrase_must_appear_in_every_mode(agent, facts, mode):
+    assert keys(agent.get(URL, {"q": f'{PETS} "border collie"', "mode": mode})) == ["fact_dog"]
+    assert keys(agent.get(URL, {"q": f'{PETS} "collie border"', "mode": mode})) == []
+
+
+@pytest.mark.parametrize("mode", ["semantic", "hybrid"])
+def test_an_exclusion_holds_in_every_mode(agent, facts, mode):
+    assert "fact_dog" in keys(agent.get(URL, {"q": PETS, "mode": mode}))
+    for excluded in ("-pixel", "-collies", '-"border collie"'):
+        found = keys(agent.get(URL, {"q": f"{PETS} {excluded}", "mode": mode}))
+        assert "fact_dog" not in found, excluded
+    found = keys(agent.get(URL, {"q": f"{BOSS} -pixel", "mode": mode}))
+    assert found[0] == "fact_manager"
+
+
+@pytest.mark.parametrize("mode", ["semantic", "hybrid"])
+def test_filters_hold_in_every_mode(agent, mind, facts, mode):
+    tagged = remember(mind, "note_pets", "Feeds the dog twice a day.", tags=["home"])
+    embed(tagged)
+    found = keys(agent.get(URL, {"q": PETS, "mode": mode, "category": "note"}))
+    assert "fact_dog" not in found and "note_pets" in found
+    assert keys(agent.get(URL, {"q": PETS, "mode": mode, "tag": "home"})) == ["note_pets"]
+    assert keys(agent.get(URL, {"q": PETS, "mode": mode, "tag": "nope"})) == []
+
+
+@pytest.mark.parametrize("mode", ["semantic", "hybrid"])
+def test_expired_memories_are_left_out_unless_asked(agent, mind, facts, mode):
+    Memory.objects.filter(pk=facts["fact_dog"].pk).update(expires_at="2000-01-01T00:00:00Z")
+    assert "fact_dog" not in keys(agent.get(URL, {"q": PETS, "mode": mode}))
+    found = keys(agent.get(URL, {"q": PETS, "mode": mode, "include_expired": "true"}))
+    assert "fact_dog" in found
+
+
+# --- Totals and pages ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("mode", ["semantic", "hybrid", "keyword"])
+def test_pages_cover_the_total_once_each(agent, mind, facts, mode):
+    for i in range(6):
+        embed(remember(mind, f"note_pet_{i}", f"Pet number {i} is a cat called Tom {i}."))
+    whole = agent.get(URL, {"q": "pets animals cat", "mode": mode, "limit": 100}).json()
+    total = whole["total"]
+    assert total == len(whole["results"]) >= 6
+    paged = []
+    for offset in range(0, total + 2, 2):
+        page = agent.get(URL, {"q": "pets animals cat", "mode": mode, "limit": 2, "offset": offset})
+        assert page.json()["total"] == total
+        paged += keys(page)
+    assert paged == [r["key"] for r in whole["results"]]
+
+
+# --- Isolation -------------------------------------------------------------------------------
+
+
+def test_another_minds_vectors_never_come_back(agent, stranger_agent, stranger_mind, facts):
+    theirs = remember(stranger_mind.mind, "fact_cat", "Has a cat named Whiskers.")
+    embed(theirs)
+    for mode in ("semantic", "hybrid"):
+        # Each mind asked in turn: the per-process matrices are per mind.
+        for _ in range(2):
+            mine = results(agent.get(URL, {"q": PETS, "mode": mode}))
+            assert {r["mind_id"] for r in mine} == {facts["fact_dog"].mind_id}
+            assert "fact_cat" not in [r["key"] for r in mine]
+            found = results(stranger_agent.get(URL, {"q": PETS, "mode": mode}))
+            assert [r["key"] for r in found] == ["fact_cat"]
+    mine = results(agent.get(SEMANTIC_URL, {"q": PETS, "threshold": 0}))
+    assert "fact_cat" not in [r["key"] for r in mine]
+    assert [r["key"] for r in results(stranger_agent.get(SEMANTIC_URL, {"q": PETS}))] == [
+        "fact_cat"
+    ]
+
+
+def test_a_vector_filed_under_another_mind_is_not_returned(agent, mind, facts, stranger_mind):
+    # Even a vector row naming this mind for another mind's memory stays out: results are
+    # the mind's memories, looked up by the mind.
+    theirs = remember(stranger_mind.mind, "fact_cat", "Has a cat named Whiskers.")
+    embed(theirs)
+    MemoryVector.objects.filter(memory=theirs).update(mind_id=mind.pk)
+    semantic.forget_cached()
+    for mode in ("semantic", "hybrid"):
+        assert "fact_cat" not in keys(agent.get(URL, {"q": PETS, "mode": mode}))
+
+
+# --- Missing and stale vectors ---------------------------------------------------------------
+
+
+def test_a_memory_without_a_vector_is_found_by_keyword_only(agent, mind, facts):
+    remember(mind, "fact_cat", "Has a cat named Whiskers, a rescue.")  # not embedded yet
+    found = {r["key"]: r for r in results(agent.get(URL, {"q": "whiskers the cat"}))}
+    assert found["fact_cat"]["match"] == "keyword"
+    assert "fact_cat" not in keys(agent.get(URL, {"q": "whiskers", "mode": "semantic"}))
+
+
+def test_a_vector_of_another_model_counts_as_missing(agent, mind, facts):
+    MemoryVector.objects.filter(memory=facts["fact_dog"]).update(model="an-older-model")
+    assert "fact_dog" not in keys(agent.get(URL, {"q": PETS, "mode": "semantic"}))
+    found = {r["key"]: r for r in results(agent.get(URL, {"q": "pixel", "mode": "hybrid"}))}
+    assert found["fact_dog"]["match"] == "keyword"
+
+
+def test_new_and_changed_vectors_are_seen_at_once(agent, mind, facts):
+    assert keys(agent.get(URL, {"q": PETS, "mode": "semantic"}))[0] == "fact_dog"
+    cat = remember(mind, "fact_cat", "Has a cat named Whiskers.")
+    embed(cat)
+    assert "fact_cat" in keys(agent.get(URL, {"q": PETS, "mode": "semantic"}))
+    MemoryVector.objects.filter(memory=cat).delete()
+    assert "fact_cat" not in keys(agent.get(URL, {"q": PETS, "mode": "semantic"}))
+
+
+# --- Bad input and embeddings off ------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("url", "params", "field"),
+    [
+        (URL, {"q": PETS, "mode": "foo"}, "mode"),
+        (URL, {"q": PETS, "offset": "-1"}, "offset"),
+        (URL, {"q": "", "mode": "semantic"}, "q"),
+        (URL, {"q": "-pixel", "mode": "hybrid"}, "q"),
+        (SEMANTIC_URL, {"q": PETS, "limit": "0"}, "limit"),
+        (SEMANTIC_URL, {"q": PETS, "limit": "101"}, "limit"),
+        (SEMANTIC_URL, {"q": PETS, "threshold": "2"}, "threshold"),
+        (SEMANTIC_URL, {"q": PETS, "threshold": "-0.1"}, "threshold"),
+        (SEMANTIC_URL, {"q": PETS, "threshold": "nan"}, "threshold"),
+        (SEMANTIC_URL, {"q": PETS, "threshold": "high"}, "threshold"),
+        (SEMANTIC_URL, {}, "q"),
+    ],
+)
+def test_bad_input_is_400_naming_the_parameter(agent, facts, url, params, field):
+    response = agent.get(url, params)
+    assert response.status_code == 400, response.content
+    body = response.json()
+    assert body["error"] == "invalid"
+    assert list(body["fields"]) == [field]
+
+
+@override_settings(SYNAPSE_EMBEDDINGS="off")
+def test_embeddings_off_semantic_is_503_and_hybrid_is_keyword(agent, facts):
+    for url, params in ((URL, {"q": PETS, "mode": "semantic"}), (SEMANTIC_URL, {"q": PETS})):
+        response = agent.get(url, params)
+        assert response.status_code == 503
+        body = response.json()
+        assert body["error"] == "unavailable"
+        assert "SYNAPSE_EMBEDDINGS" in body["detail"]
+    for params in ({"q": "pixel"}, {"q": "pixel", "mode": "hybrid"}):
+        found = results(agent.get(URL, params))
+        assert [(r["key"], r["match"]) for r in found] == [("fact_dog", "keyword")]
+    assert keys(agent.get(URL, {"q": PETS})) == []
+
+
+def test_an_embedder_that_fails_is_503_for_meaning_and_keyword_for_hybrid(
+    agent, facts, monkeypatch
+):
+    from memories.embeddings import EmbeddingsError, get_embedder
+
+    def failing(text):
+        raise EmbeddingsError("The embeddings API at http://127.0.0.1:9 did not answer.")
+
+    monkeypatch.setattr(get_embedder(), "embed_query", failing)
+    for url, params in ((URL, {"q": PETS, "mode": "semantic"}), (SEMANTIC_URL, {"q": PETS})):
+        response = agent.get(url, params)
+        assert response.status_code == 503
+        assert response.json()["error"] == "unavailable"
+        assert "did not answer" in response.json()["detail"]
+    found = results(agent.get(URL, {"q": "pixel"}))
+    assert [(r["key"], r["match"]) for r in found] == [("fact_dog", "keyword")]
+
+
+# --- GET /memory/semantic-search -------------------------------------------------------------
+
+
+def test_semantic_search_answer(agent, facts):
+    body = agent.get(SEMANTIC_URL, {"q": PETS, "threshold": 0}).json()
+    assert set(body) == {"query", "results", "total"}
+    assert body["query"] == PETS
+    first = body["results"][0]
+    assert first["key"] == "fact_dog" and first["id"] == facts["fact_dog"].id
+    similarities = [r["similarity"] for r in body["results"]]
+    assert similarities == sorted(similarities, reverse=True)
+    assert all(0 <= s <= 1 for s in similarities)
+    assert body["total"] == len(body["results"]) == len(FACTS)  # threshold 0: all 5, limit 10
+
+
+def test_semantic_search_threshold_and_limit(agent, facts):
+    everything = agent.get(SEMANTIC_URL, {"q": PETS, "threshold": 0}).json()["results"]
+    cut = (everything[1]["similarity"] + everything[2]["similarity"]) / 2
+    body = agent.get(SEMANTIC_URL, {"q": PETS, "threshold": cut}).json()
+    assert [r["key"] for r in body["results"]] == [r["key"] for r in everything[:2]]
+    assert body["total"] == 2
+    body = agent.get(SEMANTIC_URL, {"q": PETS, "threshold": 0, "limit": 1}).json()
+    assert len(body["results"]) == 1 and body["total"] == len(FACTS)
+    assert agent.get(SEMANTIC_URL, {"q": PETS, "threshold": 1}).json()["results"] == []
+
+
+def test_semantic_search_honours_phrases_and_exclusions(agent, facts):
+    found = keys(agent.get(SEMANTIC_URL, {"q": f"{PETS} -pixel", "threshold": 0}))
+    assert "fact_dog" not in found and found
+    assert keys(agent.get(SEMANTIC_URL, {"q": f'{PETS} "neovim"', "threshold": 0})) == [
+        "preference_editor"
+    ]
+
+
+def test_semantic_search_needs_credentials(anon, facts):
+    assert anon.get(SEMANTIC_URL, {"q": PETS}).status_code == 401
+
+
+@pytest.mark.slow
+@pytest.mark.django_db(transaction=True)
+def test_public_client_semantic_search(live_server, owner_mind):
+    from synapse_memory import Synapse
+
+    stored = [
+        remember(owner_mind.mind, key, content, category=c) for key, (c, content) in FACTS.items()
+    ]
+    embed(*stored)
+    client = Synapse(base_url=live_server.url, mind_key=owner_mind.key)
+    answer = client.memory.semantic_search("does he have any animals", limit=3, threshold=0.1)
+    assert answer["results"][0]["key"] == "fact_dog"
+    assert 0 < answer["results"][0]["similarity"] <= 1
+    assert len(answer["results"]) <= 3
+    found = client.memory.search("does he have any animals", limit=3)
+    assert found["results"][0]["key"] == "fact_dog"
+
+
+def test_query_count_by_meaning(agent, mind, facts, django_assert_max_num_queries):
+    # Mind Key, the vectors' change marker, the vectors (only when they changed), the filters
+    # and phrases over the closest, the keyword ranking, the page's memories, the snippets of
+    # those found by keyword.
+    semantic.forget_cached()
+    with django_assert_max_num_queries(7):
+        found = results(agent.get(URL, {"q": f"neovim {PETS}", "category": "preference"}))
+        assert [r["key"] for r in found] == ["preference_editor"]
+    with django_assert_max_num_queries(6):
+        found = keys(agent.get(URL, {"q": f"neovim {PETS}"}))
+        assert {"fact_dog", "preference_editor"} <= set(found[:2])
+    with django_assert_max_num_queries(5):
+        assert keys(agent.get(SEMANTIC_URL, {"q": PETS}))[0] == "fact_dog"
+
+
+def test_a_keyword_match_has_the_snippet_of_keyword_search(agent, facts):
+    question = f"lazyvim {PETS}"
+    [keyword] = results(agent.get(URL, {"q": question, "mode": "keyword"}))
+    hybrid = {r["key"]: r for r in results(agent.get(URL, {"q": question, "mode": "hybrid"}))}
+    assert hybrid["preference_editor"]["snippet"] == keyword["snippet"]
+    assert "«LazyVim»" in keyword["snippet"]
+    assert hybrid["fact_dog"]["snippet"] == "Has a border collie named Pixel."

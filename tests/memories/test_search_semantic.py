@@ -1,0 +1,190 @@
+"""memories/search/semantic.py: the per-process matrices, closeness and the fusion."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import numpy as np
+import pytest
+
+from memories.embeddings import get_embedder
+from memories.models import MemoryVector
+from memories.search import semantic
+from memories.search.query import meaning_text
+from tests.api.memory_helpers import embed, remember
+
+pytestmark = pytest.mark.django_db
+
+AT = datetime(2026, 1, 1, tzinfo=UTC)
+
+
+@pytest.fixture
+def embedder():
+    found = get_embedder()
+    assert found is not None
+    return found
+
+
+def matrix_of(mind, embedder) -> semantic.MindMatrix:
+    return semantic.mind_matrix(
+        mind_id=mind.pk, model=embedder.model, dimensions=embedder.dimensions
+    )
+
+
+def test_two_minds_with_the_same_marker_get_their_own_vectors(mind, stranger_mind, embedder):
+    # Same number of vectors, stored at the same instant: only the key tells them apart.
+    mine = remember(mind, "fact_dog", "Has a border collie named Pixel.")
+    theirs = remember(stranger_mind.mind, "fact_cat", "Has a cat named Whiskers.")
+    embed(mine, theirs)
+    MemoryVector.objects.update(embedded_at=AT)
+    semantic.forget_cached()
+    assert matrix_of(mind, embedder).ids == [mine.pk]
+    assert matrix_of(stranger_mind.mind, embedder).ids == [theirs.pk]
+    assert matrix_of(mind, embedder).ids == [mine.pk]
+
+
+def test_the_matrix_is_read_again_only_when_the_vectors_change(mind, embedder):
+    first = remember(mind, "fact_dog", "Has a border collie named Pixel.")
+    embed(first)
+    semantic.forget_cached()
+    read = matrix_of(mind, embedder)
+    assert matrix_of(mind, embedder) is read
+    second = remember(mind, "fact_cat", "Has a cat named Whiskers.")
+    embed(second)
+    again = matrix_of(mind, embedder)
+    assert again is not read and sorted(again.ids) == sorted([first.pk, second.pk])
+    MemoryVector.objects.filter(memory=second).delete()
+    assert matrix_of(mind, embedder).ids == [first.pk]
+
+
+def test_rows_are_the_stored_vectors(mind, embedder):
+    memory = remember(mind, "fact_dog", "Has a border collie named Pixel.")
+    embed(memory)
+    semantic.forget_cached()
+    found = matrix_of(mind, embedder)
+    stored = np.frombuffer(MemoryVector.objects.get(memory=memory).vector, dtype=np.float32)
+    assert found.matrix.shape == (1, embedder.dimensions)
+    assert np.array_equal(found.matrix[0], stored)
+
+
+def test_a_vector_of_another_length_is_left_out(mind, embedder):
+    memory = remember(mind, "fact_dog", "Has a border collie named Pixel.")
+    embed(memory)
+    MemoryVector.objects.filter(memory=memory).update(vector=b"\0" * 12)
+    semantic.forget_cached()
+    assert matrix_of(mind, embedder).ids == []
+
+
+def test_the_cache_keeps_within_its_size(mind, stranger_mind, embedder, monkeypatch):
+    embed(remember(mind, "fact_dog", "Has a border collie named Pixel."))
+    embed(remember(stranger_mind.mind, "fact_cat", "Has a cat named Whiskers."))
+    semantic.forget_cached()
+    monkeypatch.setattr(semantic, "CACHE_BYTES", 1)
+    matrix_of(mind, embedder)
+    matrix_of(stranger_mind.mind, embedder)
+    assert list(semantic._cache) == [(stranger_mind.mind.pk, embedder.model)]
+
+
+def test_closeness_ranks_floors_and_limits(mind, embedder):
+    dog = remember(mind, "fact_dog", "Has a border collie named Pixel.")
+    cat = remember(mind, "fact_cat", "Has a cat named Whiskers.")
+    deploy = remember(mind, "project_deploy", "Deployed with Docker Compose on a Hetzner VPS.")
+    embed(dog, cat, deploy)
+    close = semantic.closeness(
+        mind_id=mind.pk, embedder=embedder, question="a pet dog", floor=-1.0, limit=10
+    )
+    assert close.ranked[0][0] == dog.pk
+    assert len(close.ranked) == 3
+    assert close.of(deploy.pk) == pytest.approx(dict(close.ranked)[deploy.pk])
+    assert close.of("mem_unknown") is None
+    top = semantic.closeness(
+        mind_id=mind.pk, embedder=embedder, question="a pet dog", floor=-1.0, limit=1
+    )
+    assert top.ranked == close.ranked[:1]
+    floor = (close.ranked[0][1] + close.ranked[1][1]) / 2
+    high = semantic.closeness(
+        mind_id=mind.pk, embedder=embedder, question="a pet dog", floor=floor, limit=10
+    )
+    assert high.ranked == close.ranked[:1]
+
+
+def test_a_mind_without_vectors_embeds_nothing(mind, monkeypatch):
+    class Refusing:
+        model, dimensions = "m", 3
+
+        def embed_query(self, text):
+            raise AssertionError("no vectors: the question need not be embedded")
+
+    remember(mind, "fact_dog", "Has a border collie named Pixel.")
+    close = semantic.closeness(
+        mind_id=mind.pk, embedder=Refusing(), question="dog", floor=0.0, limit=10
+    )
+    assert close.ranked == []
+
+
+class Known:
+    """Closeness with given cosines (None: no vector)."""
+
+    def __init__(self, cosines: dict[str, float | None]):
+        self.cosines = cosines
+
+    def of(self, memory_id: str) -> float | None:
+        return self.cosines.get(memory_id)
+
+
+def fused(keyword, meaning, cosines):
+    found = semantic.fuse(keyword=keyword, meaning=meaning, close=Known(cosines))  # type: ignore[arg-type]
+    return [(f.memory_id, f.match) for f in found]
+
+
+def test_fusion_lifts_keyword_matches_that_agree_in_meaning():
+    cosines = {"a": 0.40, "b": 0.45, "c": 0.10}
+    # "a" is the best keyword match and agrees in meaning: lifted above "b".
+    assert fused(["a", "c"], [("b", 0.45), ("a", 0.40)], cosines) == [
+        ("a", "both"),
+        ("b", "meaning"),
+        ("c", "keyword"),
+    ]
+
+
+def test_fusion_gives_a_keyword_match_far_in_meaning_no_lift():
+    # "c" matched a word used in passing: the memory close in meaning comes first.
+    cosines = {"c": 0.12, "b": 0.25}
+    assert fused(["c"], [("b", 0.25)], cosines) == [("b", "meaning"), ("c", "keyword")]
+
+
+def test_fusion_ranks_a_keyword_match_without_a_vector_as_agreeing():
+    cosines = {"b": 0.35, "z": None}
+    assert fused(["z"], [("b", 0.35)], cosines) == [("z", "keyword"), ("b", "meaning")]
+
+
+def test_fusion_keeps_keyword_order_between_equals_and_lists_each_once():
+    cosines = dict.fromkeys("abc", None)
+    assert fused(["c", "a", "b"], [], cosines) == [
+        ("c", "keyword"),
+        ("a", "keyword"),
+        ("b", "keyword"),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("q", "text"),
+    [
+        ("does he have any animals", "does he have any animals"),
+        ('pets "border collie" -pixel', "pets border collie"),
+        ('-"a phrase" dogs', "dogs"),
+        ("well-known co-op", "well-known co-op"),
+        ('unbalanced "quote', "unbalanced quote"),
+    ],
+)
+def test_the_question_compared_by_meaning_leaves_exclusions_out(q, text):
+    assert meaning_text(q) == text
+
+
+def test_the_selector_refuses_an_unknown_mode(mind):
+    from memories.errors import Invalid
+    from memories.selectors import memory_search
+
+    with pytest.raises(Invalid) as refused:
+        memory_search(mind=mind, q="dog", mode="fuzzy")
+    assert list(refused.value.fields) == ["mode"]
