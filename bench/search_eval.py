@@ -29,7 +29,7 @@ Every question is asked these ways in the same run:
                (k=60) of ours and it over the top 50 of each, and min-max normalised score
                fusion with meaning weighted 0.3 over the same lists.
 
-These appear only when `memories.embeddings` exists and embeddings are on.
+These appear only when embeddings are on (SYNAPSE_EMBEDDINGS is not `off`).
 
 A question "hits at 3" when one of its expected keys is among the first three results;
 MRR@10 averages 1/rank of the first expected key in the first ten (0 when absent).
@@ -230,32 +230,17 @@ RRF_K = 60
 MEANING_WEIGHT = 0.3  # for the min-max score fusion
 
 
-def document_text(memory) -> str:
-    """What is embedded for a memory: its key as words, its content, its tags, in one text.
-    The stored vectors' own text (memories.embeddings.text.embedding_text) wins when present.
-
-    The key carries the topic in the agent's own naming ("preference_coffee"), the tags
-    the broad subjects; the underscores become spaces so the tokenizer sees words.
-    """
-    key = memory.key.replace("_", " ").replace("-", " ")
-    tags = ", ".join(memory.tags)
-    return f"{key}: {memory.content}" + (f" (tags: {tags})" if tags else "")
-
-
 def load_embedder() -> tuple[object | None, str]:
     """(embedder, "") or (None, why the meaning columns are not measured)."""
-    import importlib
-    import importlib.util
+    from memories.embeddings import get_embedder
+    from memories.embeddings.errors import EmbeddingsError
 
-    if importlib.util.find_spec("memories.embeddings") is None:
-        return None, "not available (memories.embeddings missing)"
     try:
-        embeddings = importlib.import_module("memories.embeddings")
-        embedder = embeddings.get_embedder()
-    except Exception as exc:  # a half-built module must not stop the keyword figures
-        return None, f"not available (memories.embeddings failed: {exc!r})"
+        embedder = get_embedder()
+    except EmbeddingsError as exc:
+        return None, f"not available (the embedder failed to load: {exc})"
     if embedder is None:
-        return None, "not available (get_embedder() is None: embeddings are off)"
+        return None, "not available (embeddings are off)"
     return embedder, ""
 
 
@@ -291,17 +276,13 @@ class Meaning:
     """The mind's memories embedded once; per question, the rankings of the fusions tried."""
 
     def __init__(self, embedder, *, mind):
+        from memories.embeddings.text import embedding_text  # what the worker embeds
         from memories.models import Memory
 
-        try:  # measure what the worker stores, when that code exists
-            from memories.embeddings.text import embedding_text as text_of
-        except ImportError:
-            text_of = document_text
-        self.text_source = f"{text_of.__module__}.{text_of.__name__}"
         self.embedder = embedder
         memories = list(Memory.objects.filter(mind=mind).order_by("key"))
         self.keys = [memory.key for memory in memories]
-        self.matrix = embedder.embed_documents([text_of(m) for m in memories])
+        self.matrix = embedder.embed_documents([embedding_text(m) for m in memories])
         self.queries: dict[str, object] = {}
 
     def semantic_scored(self, question: str) -> list[tuple[str, float]]:
@@ -452,7 +433,7 @@ def main() -> None:
         else:
             print(
                 f"semantic/hybrid: model {getattr(embedder, 'model', '?')}, "
-                f"documents from {meaning.text_source}"
+                "documents from memories.embeddings.text.embedding_text"
             )
         for set_name, questions in sets[1:]:
             found = keyword_finds_expected(questions, mind=mind)
