@@ -9,11 +9,10 @@ from __future__ import annotations
 import pytest
 from django.test import override_settings
 
-from memories.actors import Actor
 from memories.models import Memory, MemoryVector
 from memories.search import semantic
-from memories.services import memory_upsert
 from tests.api.memory_helpers import embed
+from tests.api.test_memory_search import remember
 
 URL = "/memory/search"
 SEMANTIC_URL = "/memory/semantic-search"
@@ -27,18 +26,6 @@ FACTS = {
 }
 BOSS = "who is his boss"  # shares no word with fact_manager
 PETS = "does he have any animals"  # shares no word with fact_dog
-
-
-def remember(mind, key, content, *, category="note", tags=(), **extra) -> Memory:
-    return memory_upsert(
-        mind=mind,
-        actor=Actor.system(),
-        category=category,
-        key=key,
-        content=content,
-        tags=list(tags),
-        **extra,
-    ).memory
 
 
 @pytest.fixture
