@@ -11,7 +11,7 @@ from rest_framework_simplejwt.exceptions import ExpiredTokenError, TokenError
 from rest_framework_simplejwt.tokens import AccessToken, RefreshToken, Token
 
 from accounts.models import User
-from accounts.tokens import token_user
+from accounts.tokens import is_token_of, token_user
 from minds.authentication import bearer_token
 from minds.models import MIND_KEY_PREFIX
 
@@ -56,7 +56,7 @@ class BearerJWTAuthentication(JWTAuthentication):
                 "This is not a valid access token of this server: log in with POST /login and "
                 "send its `access` token, or send a Mind Key (mk_…)."
             )
-            if _is_refresh_token(raw_token):
+            if is_token_of(RefreshToken, raw_token):
                 detail = (
                     "This is a refresh token: send it to POST /token/refresh for an access "
                     "token, and send that one here."
@@ -66,11 +66,3 @@ class BearerJWTAuthentication(JWTAuthentication):
     # simplejwt types this with a TypeVar bound to nothing in the signature.
     def get_user(self, validated_token: Token) -> User:  # type: ignore[override]
         return token_user(validated_token)
-
-
-def _is_refresh_token(raw_token: bytes) -> bool:
-    try:
-        RefreshToken(raw_token)  # type: ignore[arg-type]
-    except TokenError:
-        return False
-    return True

@@ -54,6 +54,16 @@ def token_user(token: Token) -> User:
     return user
 
 
+def is_token_of(kind: type[Token], raw: str | bytes) -> bool:
+    """Whether `raw` is a valid, unexpired token of `kind` (to tell a caller who sent the
+    other kind of token which one to send)."""
+    try:
+        kind(raw)  # type: ignore[arg-type]  # the stubs want bytes; str works
+    except TokenError:
+        return False
+    return True
+
+
 def _refresh_token(raw: str) -> RefreshToken:
     try:
         return RefreshToken(raw)  # type: ignore[arg-type]  # the stubs want bytes; str works
@@ -61,14 +71,11 @@ def _refresh_token(raw: str) -> RefreshToken:
         detail = f"This refresh token has expired. {LOG_IN_AGAIN}"
     except TokenError:
         detail = f"This is not a valid refresh token of this server. {LOG_IN_AGAIN}"
-        try:
-            AccessToken(raw)  # type: ignore[arg-type]
+        if is_token_of(AccessToken, raw):
             detail = (
                 "This is an access token: send the `refresh` token that POST /login gave with "
                 f"it. {LOG_IN_AGAIN}"
             )
-        except TokenError:
-            pass
     raise AuthenticationFailed(detail, code="token_not_valid")
 
 
