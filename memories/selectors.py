@@ -200,7 +200,7 @@ def memory_search(
         )
     except EmbeddingsError as exc:  # an embeddings API that does not answer
         if mode == "semantic":
-            raise Unavailable(f"Search by meaning cannot run now: {exc}") from None
+            raise _cannot_run(exc) from None
         logger.warning("Search by meaning skipped: %s", exc)
         return _keyword_search(mind=mind, q=q, filters=filters, limit=limit, offset=offset, now=now)
     if mode == "semantic":
@@ -289,7 +289,7 @@ def memory_semantic_search(
             now=now,
         )
     except EmbeddingsError as exc:
-        raise Unavailable(f"Search by meaning cannot run now: {exc}") from None
+        raise _cannot_run(exc) from None
     rows = _memories(mind, [memory_id for memory_id, _ in meaning[:limit]])
     similar = [(rows[i], min(max(s, 0.0), 1.0)) for i, s in meaning[:limit] if i in rows]
     return SimilarPage(query=q, similar=similar, total=len(meaning))
@@ -308,13 +308,17 @@ UNAVAILABLE = (
 )
 
 
+def _cannot_run(exc: EmbeddingsError) -> Unavailable:
+    return Unavailable(f"Search by meaning cannot run now: {exc}")
+
+
 def _embedder(*, needed: bool) -> Embedder | None:
     """The process's embedder; None when off (or failing) and not `needed`, else Unavailable."""
     try:
         embedder = get_embedder()
     except EmbeddingsError as exc:
         if needed:
-            raise Unavailable(f"Search by meaning cannot run now: {exc}") from None
+            raise _cannot_run(exc) from None
         logger.warning("Search by meaning skipped: %s", exc)
         return None
     if embedder is None and needed:
