@@ -10,7 +10,7 @@
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, date, datetime, time, timedelta
 from typing import Any
 
@@ -27,6 +27,7 @@ from django.db.models import (
     Value,
     When,
 )
+from django.db.models.expressions import RawSQL
 from django.db.models.functions import TruncDate
 from django.utils import timezone
 
@@ -51,6 +52,7 @@ from memories.search import (
     SearchPage,
     SearchQueryError,
     backend,
+    pgvector,
     semantic,
 )
 from memories.search.query import ParsedQuery, meaning_text, parse_query
@@ -151,8 +153,47 @@ def memory_list(
         return MemoryPage([], 0)
     memories = filters.apply(Memory.objects.filter(mind=mind), now=now)
     total = memories.count()
-    ordered = memories.order_by(*order_by(sort or DEFAULT_SORT))
-    return MemoryPage(list(ordered[offset : offset + limit]) if total else [], total)
+    if not total:
+        return MemoryPage([], 0)
+    ordering = order_by(sort or DEFAULT_SORT)
+    # The page's ids are picked in a subquery, which the order's index can answer alone;
+    # only the page's rows are read whole, not every row skipped on the way to a deep page.
+    chosen = memories.order_by(*ordering).values("pk")[offset : offset + limit]
+    page = Memory.objects.filter(pk__in=chosen).order_by(*ordering)
+    return MemoryPage(list(page), total)
+
+
+def memory_matching_ids(
+    *,
+    mind: Mind,
+    filters: MemoryFilters = NO_FILTERS,
+    q: str | None = None,
+    now: datetime | None = None,
+) -> list[str]:
+    """The ids of every memory memory_list(filters) lists, or memory_search(q, filters)
+    finds, on every page at once: what an action on "all matching" acts on. Invalid (field
+    `q`) as memory_search."""
+    now = now or timezone.now()
+    if filters.impossible:
+        return []
+    if q is None:
+        memories = filters.apply(Memory.objects.filter(mind=mind), now=now)
+        return list(memories.values_list("pk", flat=True))
+    return memory_search_ids(mind=mind, q=q, filters=filters, now=now)
+
+
+def memory_unverified_matching_ids(
+    *,
+    mind: Mind,
+    filters: MemoryFilters = NO_FILTERS,
+    q: str | None = None,
+    now: datetime | None = None,
+) -> list[str]:
+    """memory_matching_ids, only the unverified ones: what "verify all matching" verifies."""
+    if filters.verified:  # a list of verified memories only
+        return []
+    unverified = replace(filters, verified=False)
+    return memory_matching_ids(mind=mind, filters=unverified, q=q, now=now)
 
 
 def search_mode_default() -> str:
@@ -168,6 +209,7 @@ def memory_search(
     limit: int = DEFAULT_LIMIT,
     offset: int = 0,
     mode: str | None = None,
+    sort: str | None = None,
     now: datetime | None = None,
 ) -> SearchPage:
     """The mind's memories matching `q`, best first, each with its score and `match`.
@@ -175,10 +217,12 @@ def memory_search(
     `keyword`: full-text matches (memory_list with a query); `total` counts them all.
     `semantic`: memories close in meaning (cosine at least semantic.MEANING_FLOOR).
     `hybrid` (the default while embeddings are on): the best semantic.FUSION_DEPTH of
-    each, fused (semantic.fuse); `total` is the size of that fused set, so pages stay
-    consistent. Quoted phrases, exclusions and `filters` hold in every mode. With
-    embeddings off, or no memory of the mind embedded yet, `hybrid` is `keyword`;
-    `semantic` with embeddings off is Unavailable.
+    each, fused (semantic.fuse), then every other keyword match in keyword order; `total`
+    counts them all: every keyword match and the memories found by meaning alone.
+    `sort` (a name of filters.SORTS) lists the same results in that order instead.
+    Quoted phrases, exclusions and `filters` hold in every mode. With embeddings off, or
+    no memory of the mind embedded yet, `hybrid` is `keyword`; `semantic` with embeddings
+    off is Unavailable.
     """
     mode = mode or search_mode_default()
     if mode not in MODES:
@@ -187,7 +231,9 @@ def memory_search(
     parsed = _parsed(q)
     embedder = _embedder(needed=mode == "semantic") if mode != "keyword" else None
     if embedder is None or filters.impossible:
-        return _keyword_search(mind=mind, q=q, filters=filters, limit=limit, offset=offset, now=now)
+        return _keyword_search(
+            mind=mind, q=q, filters=filters, sort=sort, limit=limit, offset=offset, now=now
+        )
     try:
         close, meaning = _closest(
             mind=mind,
@@ -197,14 +243,22 @@ def memory_search(
             embedder=embedder,
             floor=semantic.MEANING_FLOOR,
             now=now,
+            enough=semantic.FUSION_DEPTH if mode == "hybrid" else None,
         )
     except EmbeddingsError as exc:  # an embeddings API that does not answer
         if mode == "semantic":
             raise _cannot_run(exc) from None
         logger.warning("Search by meaning skipped: %s", exc)
-        return _keyword_search(mind=mind, q=q, filters=filters, limit=limit, offset=offset, now=now)
+        return _keyword_search(
+            mind=mind, q=q, filters=filters, sort=sort, limit=limit, offset=offset, now=now
+        )
     if mode == "semantic":
         shown = meaning[offset : offset + limit]
+        if sort is not None:
+            cosines = dict(meaning)
+            found = Memory.objects.filter(mind=mind, pk__in=list(cosines))
+            ordered = found.order_by(*order_by(sort)).values_list("pk", flat=True)
+            shown = [(i, cosines[i]) for i in ordered[offset : offset + limit]]
         rows = _memories(mind, [memory_id for memory_id, _ in shown])
         hits = [
             SearchHit(rows[i], score=s, snippet=_lead(rows[i]), match="meaning", similarity=s)
@@ -213,17 +267,42 @@ def memory_search(
         ]
         return SearchPage(query=q, hits=hits, total=len(meaning))
     if not close.vectors:  # none embedded yet: nothing to fuse
-        return _keyword_search(mind=mind, q=q, filters=filters, limit=limit, offset=offset, now=now)
+        return _keyword_search(
+            mind=mind, q=q, filters=filters, sort=sort, limit=limit, offset=offset, now=now
+        )
     search = backend()
-    keyword = search.ranking(
-        mind_id=mind.pk, parsed=parsed, filters=filters, limit=semantic.FUSION_DEPTH, now=now
+    closest = meaning[: semantic.FUSION_DEPTH]
+    # The keyword side: its best, how many match in all, and which of the closest in
+    # meaning match by keyword too (further down than its best, for some).
+    keyword, keyword_total, worded = search.ranking_counted(
+        mind_id=mind.pk,
+        parsed=parsed,
+        filters=filters,
+        limit=semantic.FUSION_DEPTH,
+        among=[memory_id for memory_id, _ in closest],
+        now=now,
     )
-    fused = semantic.fuse(
-        keyword=[memory_id for memory_id, _ in keyword],
-        meaning=meaning[: semantic.FUSION_DEPTH],
-        close=close,
+    keyword_ids = [memory_id for memory_id, _ in keyword]
+    close.need(keyword_ids)  # their cosines, where not at hand, in one query
+    fused = semantic.fuse(keyword=keyword_ids, meaning=closest, close=close)
+    # Found by meaning among the best, and by keyword further down: both.
+    fused = [
+        replace(f, match="both") if f.match == "meaning" and f.memory_id in worded else f
+        for f in fused
+    ]
+    shown_fused, total = _hybrid_page(
+        mind=mind,
+        parsed=parsed,
+        filters=filters,
+        fused=fused,
+        keyword_total=keyword_total,
+        worded=worded,
+        sort=sort,
+        limit=limit,
+        offset=offset,
+        now=now,
     )
-    shown_fused = fused[offset : offset + limit]
+    close.need([f.memory_id for f in shown_fused])
     rows = _memories(mind, [f.memory_id for f in shown_fused])
     matched = [
         rows[f.memory_id] for f in shown_fused if f.match != "meaning" and f.memory_id in rows
@@ -240,13 +319,118 @@ def memory_search(
         for f in shown_fused
         if f.memory_id in rows  # else deleted since it was ranked
     ]
-    return SearchPage(query=q, hits=hits, total=len(fused))
+    return SearchPage(query=q, hits=hits, total=total)
+
+
+def _hybrid_page(
+    *,
+    mind: Mind,
+    parsed: ParsedQuery,
+    filters: MemoryFilters,
+    fused: list[semantic.Fused],
+    keyword_total: int,
+    worded: set[str],
+    sort: str | None,
+    limit: int,
+    offset: int,
+    now: datetime,
+) -> tuple[list[semantic.Fused], int]:
+    """One page of a hybrid search and the total: the fused results, then every keyword
+    match beyond them (ranked below the fused ones, in keyword order); or all of them in
+    the order SORTS[sort] names. `keyword_total` counts the keyword matches; `worded` are
+    the fused ones found by meaning that match by keyword too."""
+    meaning_only = [f.memory_id for f in fused if f.match == "meaning"]
+    total = keyword_total + len(meaning_only)
+    if total == len(fused) and sort is None:  # every keyword match is among the fused
+        return fused[offset : offset + limit], total
+    search = backend()
+    fused_ids = [f.memory_id for f in fused]
+    if total == len(fused):
+        results = Memory.objects.filter(mind=mind, pk__in=fused_ids)
+    else:
+        sql, params = search.matching_ids_sql(mind_id=mind.pk, parsed=parsed)
+        keyword_matches = Q(pk__in=RawSQL(sql, params))
+        results = filters.apply(Memory.objects.filter(mind=mind), now=now).filter(
+            keyword_matches | Q(pk__in=meaning_only) if meaning_only else keyword_matches
+        )
+    # A keyword match beyond the fused ones scores no higher than the last of them.
+    below = min((f.score for f in fused), default=0.0)
+    if sort is not None:
+        by_id = {f.memory_id: f for f in fused}
+        ordered = results.order_by(*order_by(sort)).values_list("pk", flat=True)
+        page = ordered[offset : offset + limit]
+        return [by_id.get(i) or semantic.Fused(i, below, "keyword") for i in page], total
+    shown = fused[offset : offset + limit]
+    start, stop = max(offset - len(fused), 0), offset + limit - len(fused)
+    if stop > 0 and total > len(fused):
+        # Past the keyword ranking's fused head, only `worded` are fused ones already.
+        ranked = search.ranking(
+            mind_id=mind.pk,
+            parsed=parsed,
+            filters=filters,
+            limit=semantic.FUSION_DEPTH + len(worded) + stop,
+            now=now,
+        )
+        seen = set(fused_ids)
+        rest = [memory_id for memory_id, _ in ranked if memory_id not in seen]
+        shown += [semantic.Fused(i, below, "keyword") for i in rest[start:stop]]
+    return shown, total
+
+
+def memory_search_ids(
+    *, mind: Mind, q: str, filters: MemoryFilters = NO_FILTERS, now: datetime | None = None
+) -> list[str]:
+    """The id of every memory memory_search(q, filters) finds in its default mode, in its
+    order, without reading the memories."""
+    now = now or timezone.now()
+    parsed = _parsed(q)
+    if filters.impossible:
+        return []
+    search = backend()
+    ranked = search.ranking(
+        mind_id=mind.pk, parsed=parsed, filters=filters, limit=MAX_OFFSET, now=now
+    )
+    every = [memory_id for memory_id, _ in ranked]
+    embedder = _embedder(needed=False) if search_mode_default() == "hybrid" else None
+    if embedder is None:
+        return every
+    try:
+        close, meaning = _closest(
+            mind=mind,
+            q=q,
+            parsed=parsed,
+            filters=filters,
+            embedder=embedder,
+            floor=semantic.MEANING_FLOOR,
+            now=now,
+            enough=semantic.FUSION_DEPTH,
+        )
+    except EmbeddingsError as exc:
+        logger.warning("Search by meaning skipped: %s", exc)
+        return every
+    if not close.vectors:
+        return every
+    best = every[: semantic.FUSION_DEPTH]
+    close.need(best)
+    fused = semantic.fuse(keyword=best, meaning=meaning[: semantic.FUSION_DEPTH], close=close)
+    first = [f.memory_id for f in fused]
+    seen = set(first)
+    return first + [memory_id for memory_id in every if memory_id not in seen]
 
 
 def _keyword_search(
-    *, mind: Mind, q: str, filters: MemoryFilters, limit: int, offset: int, now: datetime
+    *,
+    mind: Mind,
+    q: str,
+    filters: MemoryFilters,
+    sort: str | None,
+    limit: int,
+    offset: int,
+    now: datetime,
 ) -> SearchPage:
-    page = memory_list(mind=mind, filters=filters, q=q, limit=limit, offset=offset, now=now)
+    page = memory_list(
+        mind=mind, filters=filters, q=q, sort=sort, limit=limit, offset=offset, now=now
+    )
     return SearchPage(query=q, hits=page.hits or [], total=page.total)
 
 
@@ -335,19 +519,32 @@ def _closest(
     embedder: Embedder,
     floor: float,
     now: datetime,
+    enough: int | None = None,
 ) -> tuple[semantic.Closeness, list[tuple[str, float]]]:
     """The closeness of the mind's memories to `q`, and those at least `floor` close that
-    pass `filters` and the query's phrases and exclusions, best first."""
-    close = semantic.closeness(
+    pass `filters` and the query's phrases and exclusions, best first: all of them, or the
+    first `enough`."""
+    # In the database where it has pgvector, else numpy over the mind's cached matrix.
+    closeness = pgvector.closeness if pgvector.in_use() else semantic.closeness
+    close = closeness(
         mind_id=mind.pk,
         embedder=embedder,
         question=meaning_text(q),
         floor=floor,
         limit=semantic.CANDIDATES,
     )
-    ids = [memory_id for memory_id, _ in close.ranked]
-    passing = backend().passing(mind_id=mind.pk, parsed=parsed, filters=filters, ids=ids, now=now)
-    return close, [(memory_id, s) for memory_id, s in close.ranked if memory_id in passing]
+    # Checked best first, a few times `enough` at once: most pass, so one round usually does.
+    step = 2 * enough if enough else len(close.ranked)
+    kept: list[tuple[str, float]] = []
+    for start in range(0, len(close.ranked), max(step, 1)):
+        chunk = close.ranked[start : start + step]
+        passing = backend().passing(
+            mind_id=mind.pk, parsed=parsed, filters=filters, ids=[i for i, _ in chunk], now=now
+        )
+        kept += [(memory_id, s) for memory_id, s in chunk if memory_id in passing]
+        if enough and len(kept) >= enough:
+            break
+    return close, kept
 
 
 def _memories(mind: Mind, ids: list[str]) -> dict[str, Memory]:

@@ -104,8 +104,8 @@ class MemorySearchView(APIView):
                     ),
                     "total": serializers.IntegerField(
                         help_text="All results, not only this page. `keyword`: every match. "
-                        "`semantic`: every memory close enough in meaning. `hybrid`: the fused "
-                        "set of the best matches by keyword and by meaning."
+                        "`semantic`: every memory close enough in meaning. `hybrid`: every "
+                        "keyword match and the memories found by meaning alone."
                     ),
                 },
             ),

@@ -9,6 +9,8 @@ the pinned ones. The pipeline is sentence-transformers' for this model: WordPiec
 
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
 import hashlib
 from collections.abc import Sequence
 from importlib import resources
@@ -62,6 +64,17 @@ def read_pinned(path: Path, sha256: str) -> bytes:
     return data
 
 
+def _give_back_freed_memory() -> None:
+    """Hand the heap's free pages back to the system (glibc only). Loading turns the int8
+    weights into float32 ones; what the conversion used is free after it but would otherwise
+    stay in the process, counted in every web worker's memory."""
+    libc = ctypes.util.find_library("c")
+    if libc:
+        trim = getattr(ctypes.CDLL(libc), "malloc_trim", None)
+        if trim is not None:
+            trim(0)
+
+
 class LocalEmbedder:
     """all-MiniLM-L6-v2 in this process. Loading checks both files; embedding is thread-safe."""
 
@@ -96,6 +109,7 @@ class LocalEmbedder:
         self._session = onnxruntime.InferenceSession(
             str(model_file), sess_options=options, providers=["CPUExecutionProvider"]
         )
+        _give_back_freed_memory()
         inputs = {node.name for node in self._session.get_inputs()}
         if inputs != {"input_ids", "attention_mask", "token_type_ids"}:
             raise EmbeddingsError(f"The embedding model takes unexpected inputs {sorted(inputs)}.")

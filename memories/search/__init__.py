@@ -4,6 +4,7 @@
 - sqlite.py   is the SQLite FTS5 backend (index DDL, the MATCH query, rebuild and check);
 - postgres.py is the PostgreSQL backend (tsvector column, triggers, GIN index): same answers;
 - semantic.py searches by meaning (the mind's vectors, cosine) and fuses it with keywords.
+- pgvector.py searches by meaning in PostgreSQL instead, where it has pgvector (HNSW).
 
 Modes: `keyword` (full text only), `semantic` (meaning only), `hybrid` (both, fused).
 """

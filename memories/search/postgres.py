@@ -38,7 +38,7 @@ from __future__ import annotations
 import string
 from collections.abc import Iterable
 from datetime import datetime
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from django.db import DEFAULT_DB_ALIAS, connection, connections, transaction
 
@@ -302,6 +302,20 @@ WHERE m.mind_id = %s AND m.{VECTOR_COLUMN} @@ {_TSQUERY} /*filters*/
 ORDER BY score DESC, m.created_at DESC, m.id DESC LIMIT %s
 """
 
+# `ranking`'s best, with how many match in all and which of some ids do, in one pass.
+RANKING_COUNTED_SQL = f"""
+WITH matched AS MATERIALIZED (
+    SELECT m.id AS hit_id, m.created_at AS hit_created,
+           ts_rank({_RANK_WEIGHTS}, m.{VECTOR_COLUMN}, {_TSQUERY}, {_RANK_NORMALIZATION})
+               AS hit_rank
+    FROM memories_memory AS m
+    WHERE m.mind_id = %s AND m.{VECTOR_COLUMN} @@ {_TSQUERY} /*filters*/
+)
+SELECT hit_id, hit_rank, (SELECT count(*) FROM matched),
+       (SELECT array_agg(hit_id) FROM matched WHERE hit_id = ANY(%s))
+FROM matched ORDER BY {RANK_ORDER} LIMIT %s
+"""
+
 SNIPPETS_SQL = f"""
 SELECT m.id,
        ts_headline('{CONFIG}', {PLAIN_FUNCTION}(m.content), q.query, '{_HEADLINE}'),
@@ -327,6 +341,33 @@ def ranking(
             [expression, mind_id, expression, *params, limit],
         )
         return [(memory_id, float(score)) for memory_id, score in cursor.fetchall()]
+
+
+def ranking_counted(
+    *,
+    mind_id: str,
+    parsed: ParsedQuery,
+    filters: MemoryFilters,
+    limit: int,
+    among: list[str],
+    now: datetime,
+) -> tuple[list[tuple[str, float]], int, set[str]]:
+    """`ranking`, and with it how many match in all and which of `among` match."""
+    expression = to_tsquery_text(parsed)
+    if not expression:
+        return [], 0, set()
+    where, params = filters.sql(now=now, db=connection)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            RANKING_COUNTED_SQL.replace("/*filters*/", where),
+            [expression, mind_id, expression, *params, list(among), limit],
+        )
+        rows = cursor.fetchall()
+    if not rows:
+        return [], 0, set()
+    _, _, total, found = rows[0]
+    ranked = [(memory_id, float(score)) for memory_id, score, _, _ in rows]
+    return ranked, total, set(found or ())
 
 
 def snippets(*, mind_id: str, parsed: ParsedQuery, memories: list[Memory]) -> dict[str, str]:
@@ -371,6 +412,19 @@ def passing(
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
         return {row[0] for row in cursor.fetchall()}
+
+
+def matching_ids_sql(*, mind_id: str, parsed: ParsedQuery) -> tuple[str, list[Any]]:
+    """A query of the ids of the mind's memories matching `parsed` (filters aside), with its
+    parameters: for a list that also holds other memories (`pk__in` one or the other)."""
+    expression = to_tsquery_text(parsed)
+    if not expression:  # only punctuation-like words: nothing can match, as in search()
+        return "SELECT m.id FROM memories_memory AS m WHERE false", []
+    sql = (
+        f"SELECT m.id FROM memories_memory AS m "
+        f"WHERE m.mind_id = %s AND m.{VECTOR_COLUMN} @@ {_TSQUERY}"
+    )
+    return sql, [mind_id, expression]
 
 
 def _restore(marked: str, original: str) -> str:

@@ -117,6 +117,9 @@ class Closeness:
         row = self._index.get(memory_id)
         return None if row is None or self._product is None else float(self._product[row])
 
+    def need(self, memory_ids: list[str]) -> None:
+        """Have `of` ready for these memories (here it always is: the matrix holds them all)."""
+
 
 def closeness(
     *, mind_id: str, embedder: Embedder, question: str, floor: float, limit: int

@@ -267,6 +267,44 @@ def ranking(
         return [(memory_id, float(score)) for memory_id, score in cursor.fetchall()]
 
 
+# `ranking`'s best, with how many match in all and which of some ids do, in one pass.
+RANKING_COUNTED_SQL = f"""
+WITH matched AS MATERIALIZED (
+    SELECT m.id AS hit_id, m.rowid AS hit_rowid,
+           bm25({FTS_TABLE}, {{key:f}}, {{tags:f}}, {{content:f}}, 0.0) AS hit_rank
+    FROM {FTS_TABLE} CROSS JOIN memories_memory AS m ON m.rowid = {FTS_TABLE}.rowid
+    WHERE {FTS_TABLE} MATCH %s AND m.mind_id = %s {{filters}}
+)
+SELECT hit_id, -hit_rank, (SELECT count(*) FROM matched),
+       (SELECT group_concat(hit_id, ' ') FROM matched WHERE hit_id IN ({{marks}}))
+FROM matched ORDER BY hit_rank, hit_rowid DESC LIMIT %s
+"""
+
+
+def ranking_counted(
+    *,
+    mind_id: str,
+    parsed: ParsedQuery,
+    filters: MemoryFilters,
+    limit: int,
+    among: list[str],
+    now: datetime,
+) -> tuple[list[tuple[str, float]], int, set[str]]:
+    """`ranking`, and with it how many match in all and which of `among` match."""
+    expression = match_expression(mind_id=mind_id, parsed=parsed, tag=filters.tag)
+    where, params = filters.sql(now=now, db=connection)
+    marks = ", ".join(["%s"] * len(among)) or "NULL"
+    sql = RANKING_COUNTED_SQL.format(filters=where, marks=marks, **WEIGHTS)
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [expression, mind_id, *params, *among, limit])
+        rows = cursor.fetchall()
+    if not rows:
+        return [], 0, set()
+    _, _, total, found = rows[0]
+    ranked = [(memory_id, float(score)) for memory_id, score, _, _ in rows]
+    return ranked, total, set(found.split()) if found else set()
+
+
 def snippets(*, mind_id: str, parsed: ParsedQuery, memories: list[Memory]) -> dict[str, str]:
     """The snippet `search` would give each of these memories (all matches of `parsed`)."""
     if not memories:
@@ -305,6 +343,16 @@ def passing(
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
         return {row[0] for row in cursor.fetchall()}
+
+
+def matching_ids_sql(*, mind_id: str, parsed: ParsedQuery) -> tuple[str, list[Any]]:
+    """A query of the ids of the mind's memories matching `parsed` (filters aside), with its
+    parameters: for a list that also holds other memories (`pk__in` one or the other)."""
+    sql = (
+        f"SELECT m.id FROM {FTS_TABLE} CROSS JOIN memories_memory AS m "
+        f"ON m.rowid = {FTS_TABLE}.rowid WHERE {FTS_TABLE} MATCH %s AND m.mind_id = %s"
+    )
+    return sql, [match_expression(mind_id=mind_id, parsed=parsed), mind_id]
 
 
 def _count(expression: str, mind_id: str, where: str, params: list[Any]) -> int:
