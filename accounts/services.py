@@ -11,6 +11,18 @@ from rest_framework.exceptions import ValidationError
 from accounts.models import User
 
 
+def password_problems(*, password: str, email: str, name: str = "") -> list[str]:
+    """Every message Django's password validators have against `password` for an account
+    with this address and name (none: it will do). It does not look up the address, so the
+    answer is the same whether or not it has an account."""
+    email = User.objects.normalize_email(email).lower()
+    try:
+        validate_password(password, user=User(email=email, name=name))
+    except DjangoValidationError as exc:
+        return list(exc.messages)
+    return []
+
+
 def user_register(*, email: str, password: str, name: str = "") -> User | None:
     """Create an account, validating the password with Django's validators.
 
@@ -20,10 +32,8 @@ def user_register(*, email: str, password: str, name: str = "") -> User | None:
     Raises a field-level ValidationError for a weak password.
     """
     email = User.objects.normalize_email(email).lower()
-    try:
-        validate_password(password, user=User(email=email, name=name))
-    except DjangoValidationError as exc:
-        raise ValidationError({"password": list(exc.messages)}) from None
+    if problems := password_problems(password=password, email=email, name=name):
+        raise ValidationError({"password": problems})
     if User.objects.filter(email__iexact=email).exists():
         make_password(password)
         return None

@@ -341,6 +341,7 @@ class Reply:
     status: int
     body: bytes
     seconds: float
+    headers: list[tuple[str, str]] = field(default_factory=list)
 
     def json(self):
         return jsonlib.loads(self.body)
@@ -372,7 +373,7 @@ class HttpClient:
             self.conn.request(method, path, body=body, headers=all_headers)
             response = self.conn.getresponse()
             data = response.read()
-        return Reply(response.status, data, time.perf_counter() - started)
+        return Reply(response.status, data, time.perf_counter() - started, response.getheaders())
 
     def get(self, path: str, **kw) -> Reply:
         return self.request("GET", path, **kw)

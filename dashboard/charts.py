@@ -87,6 +87,16 @@ class ShareChart:
         return round(100 * self.part / self.whole) if self.whole else 0
 
     @property
+    def percent_text(self) -> str:
+        """The share in whole percent, but never "0%" while some are, nor "100%" while some
+        are not: "<1%" and ">99%" there."""
+        if self.part > 0 and self.percent == 0:
+            return "<1%"
+        if self.part < self.whole and self.percent == 100:
+            return ">99%"
+        return f"{self.percent}%"
+
+    @property
     def rest(self) -> int:
         return self.whole - self.part
 
@@ -132,7 +142,8 @@ class ColumnChart:
 
     @property
     def label_y(self) -> int:
-        return self.plot_bottom + 16
+        """Where the day labels hang from: below the axis, clear of the "0" that sits on it."""
+        return self.plot_bottom + 10
 
 
 def column_chart(
@@ -168,7 +179,7 @@ def column_chart(
     return ColumnChart(
         columns=columns,
         width=width,
-        height=bottom + 24,
+        height=bottom + 34,
         plot_top=top,
         plot_bottom=bottom,
         largest=largest,

@@ -8,8 +8,11 @@ from typing import Any
 from django import forms
 from django.contrib.auth.forms import AuthenticationForm
 
-from memories.filters import SORTS, Expired
+from accounts.services import password_problems
+from memories.filters import SORTS, Expired, MemoryFilters
 from memories.models import Category, Memory, Priority, Source
+from memories.rules import normalize_tag
+from memories.search import MAX_QUERY_CHARS
 from memories.versions import memory_version
 
 CATEGORY_CHOICES = [(c, c) for c in Category.values]
@@ -53,6 +56,12 @@ class SignupForm(forms.Form):
         cleaned = super().clean()
         assert cleaned is not None  # Form.clean returns cleaned_data, never None
         first, second = cleaned.get("password1"), cleaned.get("password2")
+        if first:
+            # Every rule the password breaks, together with a mismatch: one round, not two.
+            for problem in password_problems(
+                password=first, email=cleaned.get("email", ""), name=cleaned.get("name", "")
+            ):
+                self.add_error("password1", problem)
         if first and second and first != second:
             self.add_error("password2", "The two passwords differ.")
         return cleaned
@@ -69,7 +78,9 @@ class MindForm(forms.Form):
     )
 
 
-# The orders of memories.filters.SORTS a person can pick, by label.
+# The orders of memories.filters.SORTS a person can pick, by label. A search lists its best
+# match first until another is picked; a list without a search, the most recently updated.
+BEST_MATCH = "Best match"
 SORT_LABELS = {
     "-updated": "Recently updated",
     "updated": "Least recently updated",
@@ -81,6 +92,12 @@ SORT_LABELS = {
     "expires": "Expires soonest",
 }
 assert set(SORT_LABELS) <= set(SORTS)
+DEFAULT_LIST_SORT = "-updated"
+SEARCH_SORT_CHOICES = [("", BEST_MATCH), *SORT_LABELS.items()]
+LIST_SORT_CHOICES = [
+    ("", SORT_LABELS[DEFAULT_LIST_SORT]),
+    *((name, label) for name, label in SORT_LABELS.items() if name != DEFAULT_LIST_SORT),
+]
 EXPIRED_CHOICES = [
     ("", "Hide expired"),
     ("include", "Include expired"),
@@ -92,7 +109,17 @@ EXPIRED_MODES: dict[str, Expired] = {"": "hide", "include": "include", "only": "
 class MemoryFilterForm(forms.Form):
     """The filters of a mind's memory table (all optional; read from the query string)."""
 
-    q = forms.CharField(label="Search", required=False, max_length=500)
+    # No length rule here: the core's (MAX_QUERY_CHARS) refuses a longer search, in words.
+    q = forms.CharField(
+        label="Search",
+        required=False,
+        widget=forms.SearchInput(
+            attrs={
+                "maxlength": MAX_QUERY_CHARS,
+                "placeholder": "Words, “a phrase”, prefix*, -exclude",
+            }
+        ),
+    )
     category = forms.ChoiceField(
         label="Category", required=False, choices=[("", "Any category"), *CATEGORY_CHOICES]
     )
@@ -109,7 +136,47 @@ class MemoryFilterForm(forms.Form):
     )
     tag = forms.CharField(label="Tag", required=False, max_length=64)
     expired = forms.ChoiceField(label="Expired", required=False, choices=EXPIRED_CHOICES)
-    sort = forms.ChoiceField(label="Sort by", required=False, choices=list(SORT_LABELS.items()))
+    sort = forms.ChoiceField(label="Sort by", required=False, choices=LIST_SORT_CHOICES)
+
+    def __init__(self, data: Any = None, *args: Any, **kwargs: Any) -> None:
+        # The empty choice is the default order: the best match during a search, else the
+        # most recently updated, which a list without a search then names only once.
+        searching = bool(data and str(data.get("q", "")).strip())
+        if data is not None and not searching and data.get("sort") == DEFAULT_LIST_SORT:
+            data = data.copy()
+            data["sort"] = ""
+        super().__init__(data, *args, **kwargs)
+        if searching:
+            self.fields["sort"].choices = SEARCH_SORT_CHOICES  # type: ignore[attr-defined]
+
+    def filters(self) -> MemoryFilters:
+        """The valid filters as the core's MemoryFilters (call after is_valid(); an invalid
+        value narrows nothing)."""
+        data = {name: value for name, value in self.cleaned_data.items() if value}
+        return MemoryFilters(
+            category=data.get("category"),
+            tag=normalize_tag(data["tag"]) if "tag" in data else None,
+            priority=Priority.from_name(data["priority"]).value if "priority" in data else None,
+            source=data.get("source"),
+            verified={"yes": True, "no": False}.get(data.get("verified", "")),
+            expired=EXPIRED_MODES[data.get("expired", "")],
+        )
+
+    def query(self) -> str | None:
+        """The search words, or None (call after is_valid())."""
+        return self.cleaned_data.get("q", "").strip() or None
+
+    def active_filters(self) -> list[tuple[str, str]]:
+        """(label, value as its control shows it) for each filter and order set, the search
+        words aside (call after is_valid()): what the folded filter panel names."""
+        shown = []
+        for name, field in self.fields.items():
+            value = self.cleaned_data.get(name)
+            if name == "q" or not value:
+                continue
+            choices = dict(getattr(field, "choices", ()))
+            shown.append((str(field.label), str(choices.get(value, value))))
+        return shown
 
 
 class MemoryEditForm(forms.Form):

@@ -114,6 +114,9 @@ class HistoryEntry:
     version: dict[str, Any]
     # Fields that would change if this version were restored (empty: nothing to restore).
     restorable: dict[str, Any]
+    # Its place in the memory's history, the first write being 1: two versions written in
+    # the same second still have different numbers.
+    number: int = 0
 
     @property
     def changes(self) -> list[tuple[str, Any, Any]]:
@@ -140,10 +143,14 @@ def _history(memory: Memory) -> Iterator[HistoryEntry]:
     current = audit_values(memory, RESTORABLE_FIELDS)
     events = MemoryEvent.objects.filter(mind_id=memory.mind_id, memory_id=memory.pk)
     state = dict(current)
-    for event in events.order_by("-at", "-id").iterator(chunk_size=HISTORY_SHOWN):
+    total = events.count()
+    ordered = events.order_by("-at", "-id").iterator(chunk_size=HISTORY_SHOWN)
+    for index, event in enumerate(ordered):
         version = dict(state)
         restorable = {name: value for name, value in version.items() if value != current[name]}
-        yield HistoryEntry(event=event, version=version, restorable=restorable)
+        yield HistoryEntry(
+            event=event, version=version, restorable=restorable, number=total - index
+        )
         for name, change in event.changes.items():
             if name in state and isinstance(change, dict):
                 state[name] = change.get("old")

@@ -77,7 +77,9 @@ class MemoryFilters:
         if self.source is not None:
             memories = memories.filter(source=self.source)
         if self.verified is not None:
-            memories = memories.filter(verified=self.verified)
+            # `IN`: an equality the (mind, verified, …) index answers on SQLite, where the
+            # ORM writes `verified=False` as `NOT verified`, which no index answers.
+            memories = memories.filter(verified__in=[self.verified])
         if self.tag is not None:
             tagged = MemoryTag.objects.filter(memory_id=OuterRef("pk"), tag=self.tag)
             memories = memories.filter(Exists(tagged))

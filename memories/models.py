@@ -127,8 +127,24 @@ class Memory(models.Model):
                 name="memory_recall_idx",
             ),
             models.Index(fields=["mind", "expires_at"], name="memory_expiry_idx"),
-            models.Index(fields=["mind", "verified", "-priority"], name="memory_review_idx"),
-            models.Index(fields=["mind", "updated_at"], name="memory_updated_idx"),
+            # The review order (SORTS["review"]) and the expiry: the unverified are counted,
+            # and any page of the queue found, from the index alone (rows read: the page's).
+            models.Index(
+                fields=[
+                    "mind",
+                    "verified",
+                    "-priority",
+                    "confidence",
+                    "-updated_at",
+                    "id",
+                    "expires_at",
+                ],
+                name="memory_review_idx",
+            ),
+            # The same for the default order, most recently updated first (and diffs by time).
+            models.Index(
+                fields=["mind", "updated_at", "id", "expires_at"], name="memory_updated_idx"
+            ),
         ]
 
     def __str__(self) -> str:

@@ -135,3 +135,31 @@ def _as_is(field: models.Field[Any, Any]) -> tuple[type, ...]:
 def _json_text(field: models.Field[Any, Any], db: BaseDatabaseWrapper) -> bool:
     # SQLite keeps JSON as text, which orjson writes faster than json.dumps, the same values.
     return db.vendor == "sqlite" and isinstance(field, models.JSONField) and field.encoder is None
+
+
+# Primary keys per UPDATE … WHERE pk IN (…): far below every database's limit on parameters.
+SAME_VALUES_CHUNK = 500
+
+
+def update_same(
+    model: type[models.Model], objects: Sequence[models.Model], names: Iterable[str]
+) -> None:
+    """UPDATE the fields `names` of these objects, which all hold the same values for them:
+    one statement per SAME_VALUES_CHUNK primary keys instead of one per object."""
+    if not objects:
+        return
+    db = connections[DEFAULT_DB_ALIAS]
+    meta = model._meta
+    fields = [cast("models.Field[Any, Any]", meta.get_field(name)) for name in names]
+    quote = db.ops.quote_name
+    values = _prepared(db, fields, [objects[0].__dict__])[0]
+    with db.cursor() as cursor:
+        for start in range(0, len(objects), SAME_VALUES_CHUNK):
+            keys = [obj.pk for obj in objects[start : start + SAME_VALUES_CHUNK]]
+            sql = "UPDATE {} SET {} WHERE {} IN ({})".format(
+                quote(meta.db_table),
+                ", ".join(f"{quote(f.column)} = %s" for f in fields),
+                quote(meta.pk.column),
+                ", ".join(["%s"] * len(keys)),
+            )
+            cursor.execute(sql, [*values, *keys])

@@ -33,7 +33,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any, Literal
 
 from django.conf import settings
@@ -53,6 +53,7 @@ from memories.errors import (
     QuotaExceeded,
     Stale,
 )
+from memories.filters import MemoryFilters
 from memories.models import Memory, MemoryEvent, MemoryTag
 from memories.rules import (
     BULK_MAX_ITEMS,
@@ -63,6 +64,7 @@ from memories.rules import (
     content_bytes,
     memory_body_clean,
 )
+from memories.selectors import NO_FILTERS, memory_unverified_matching_ids
 from memories.versions import Expected, is_version
 from minds.models import Mind
 from synapse_site.ids import random_ids
@@ -397,6 +399,121 @@ def memory_verify_many(
     return VerifiedMany(verified=len(batch.events), stale=stale)
 
 
+@dataclass
+class VerifiedMatching:
+    """What memory_verify_matching did: how many memories it verified, and how many that
+    match it left as they are because they were written after the caller looked."""
+
+    verified: int
+    changed: int
+
+
+def memory_verify_matching(
+    *,
+    mind: Mind,
+    actor: Actor,
+    seen_at: datetime,
+    filters: MemoryFilters = NO_FILTERS,
+    q: str | None = None,
+    now: datetime | None = None,
+) -> VerifiedMatching:
+    """Verify every unverified memory of `mind` that memory_list(filters, q) lists, on every
+    page, in one transaction; each is audited as memory_verify audits it.
+
+    `seen_at` is when the caller looked at what it verifies (from selectors.diff_until, so
+    every write stamped before it was in view): a matching memory written after it is left
+    as it is and counted in `changed`, since a person verifies what they saw. Invalid when
+    `seen_at` lies ahead of now, and (field `q`) for a query memory_list refuses.
+    """
+    _require_person(actor)
+    with _write_lock(mind.pk):
+        now = now or timezone.now()
+        if seen_at > now:
+            raise Invalid.one("seen_at", "May not lie in the future.")
+        ids = memory_unverified_matching_ids(mind=mind, filters=filters, q=q, now=now)
+        batch = _Writes(actor=actor, now=now)
+        changed = 0
+        for start in range(0, len(ids), rows.SAME_VALUES_CHUNK):
+            chunk = ids[start : start + rows.SAME_VALUES_CHUNK]
+            for memory in Memory.objects.filter(mind=mind, pk__in=chunk):
+                if memory.updated_at > seen_at:
+                    changed += 1
+                elif not memory.verified:
+                    _mark_verified(batch, memory, verified=True)
+        batch.persist()
+    return VerifiedMatching(verified=len(batch.events), changed=changed)
+
+
+# How long a person may undo a verify or a delete of theirs (memory_undo).
+UNDO_WINDOW = timedelta(minutes=10)
+UNDOABLE = (Action.VERIFY, Action.DELETE)
+
+
+@dataclass
+class Undone:
+    """What memory_undo did: the action it undid, and the memory as it is now (a deleted
+    memory put back has a new id)."""
+
+    action: str
+    memory: Memory
+
+
+def memory_undo(
+    *, mind: Mind, actor: Actor, memory_id: str, action: str, now: datetime | None = None
+) -> Undone:
+    """Undo this person's latest `action` ("verify" or "delete") on a memory of `mind`, up to
+    UNDO_WINDOW after it: a verify is unverified; a deleted memory is stored again with the
+    values its delete recorded (source and verification included), under a new id as any
+    memory stored again after a delete, so incremental sync sees the delete and a create.
+
+    NotFound when the person did no such thing to that memory of this mind; Conflict when
+    it is older than UNDO_WINDOW; Stale, and nothing written, when anything was written
+    since to the memory, or (after a delete) to a memory with its category and key, undo
+    included: only a change nobody has built on is taken back.
+    """
+    if actor.kind != "user":
+        raise Forbidden("Only a person can undo a verify or a delete.")
+    if action not in UNDOABLE:
+        raise Invalid.one("action", f"Only {' or '.join(UNDOABLE)} can be undone.")
+    with _write_lock(mind.pk):
+        now = now or timezone.now()
+        events = MemoryEvent.objects.filter(mind=mind, memory_id=memory_id).order_by("-at", "-id")
+        done = events.filter(action=action, actor=actor.name[:254], actor_type="user").first()
+        if done is None:
+            raise NotFound(f"You did not {action} that memory of this mind: nothing to undo.")
+        if now - done.at > UNDO_WINDOW:
+            minutes = int(UNDO_WINDOW.total_seconds() // 60)
+            raise Conflict(
+                f"That {action} is more than {minutes} minutes old, so it can no longer be "
+                "undone from here; change the memory itself instead."
+            )
+        since = MemoryEvent.objects.filter(mind=mind, at__gte=done.at).exclude(pk=done.pk)
+        if events.first() != done or (
+            action == Action.DELETE and since.filter(category=done.category, key=done.key).exists()
+        ):
+            if action == Action.VERIFY:
+                raise Stale(f"“{done.key}” changed since you verified it: it was left as it is.")
+            raise Stale(
+                f"A memory “{done.key}” was stored since you deleted it (or it was put back "
+                "already): nothing was put back."
+            )
+        if action == Action.VERIFY:
+            # Its latest event is the verify: it is there, verified by this person.
+            current = Memory.objects.get(mind=mind, pk=memory_id)
+            if current.verified:
+                batch = _Writes(actor=actor, now=now)
+                _mark_verified(batch, current, verified=False)
+                batch.persist()
+            return Undone(action, current)
+        record = {name: change.get("old") for name, change in done.changes.items()}
+        (result,) = memory_upsert_many(
+            mind=mind, actor=actor, items=[record], restore=True, now=now
+        )
+    if isinstance(result, ItemRefused):
+        raise result.error
+    return Undone(action, result.memory)
+
+
 def _require_person(actor: Actor) -> None:
     if actor.kind != "user":
         raise Forbidden("Only a person can verify or unverify a memory.")
@@ -630,7 +747,11 @@ class _Writes:
         for memory, columns in self.stored.values():
             by_columns.setdefault(tuple(sorted(columns)), []).append(memory)
         for names, memories in by_columns.items():
-            rows.update(Memory, memories, names)
+            first = [getattr(memories[0], name) for name in names]
+            if len(memories) > 1 and all([getattr(m, n) for n in names] == first for m in memories):
+                rows.update_same(Memory, memories, names)  # verifications: one value for all
+            else:
+                rows.update(Memory, memories, names)
         retagged = [memory for memory, columns in self.stored.values() if "tags" in columns]
         if retagged:
             MemoryTag.objects.filter(memory_id__in=[m.pk for m in retagged]).delete()

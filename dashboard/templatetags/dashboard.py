@@ -9,10 +9,12 @@ from datetime import datetime
 from django import template
 from django.conf import settings
 from django.utils import timezone
-from django.utils.html import escape
+from django.utils.html import escape, format_html_join
 from django.utils.safestring import SafeString, mark_safe
 
 from dashboard import charts
+from dashboard.views.common import PAGE_SIZES, page_size, take_undo_offer
+from memories.services import UNDO_WINDOW
 from memories.versions import memory_version
 
 register = template.Library()
@@ -58,6 +60,19 @@ def audit_value(value) -> str:
     return str(value)
 
 
+@register.filter
+def restored_values(restorable: dict, length: int = 60) -> str:
+    """What a restore puts back, named as the history's tables name it: `content: “…”;
+    tags: “a, b”`, each value as those tables show it, cut to `length` characters."""
+    shown = []
+    for name, value in restorable.items():
+        text = audit_value(value)
+        if len(text) > length:
+            text = text[: length - 1].rstrip() + "…"
+        shown.append(f"{name}: {text}" if text == "—" else f"{name}: “{text}”")
+    return "; ".join(shown)
+
+
 SNIPPET_MARK = re.compile(r"«([^«»]*)»")
 
 
@@ -65,6 +80,49 @@ SNIPPET_MARK = re.compile(r"«([^«»]*)»")
 def snippet(text: str) -> SafeString:
     """A search snippet (matches marked «like this») as HTML with <mark>, all else escaped."""
     return mark_safe(SNIPPET_MARK.sub(r"<mark>\1</mark>", escape(text)))
+
+
+@register.inclusion_tag("dashboard/_undo.html", takes_context=True)
+def undo_offer(context):
+    """The Undo button for the action the messages above it confirm, if one was offered."""
+    request = context.get("request")
+    return {
+        "offer": take_undo_offer(request) if request is not None else None,
+        "minutes": int(UNDO_WINDOW.total_seconds() // 60),
+        "next": request.get_full_path() if request is not None else "",
+        "csrf_token": context.get("csrf_token"),
+    }
+
+
+@register.simple_tag(takes_context=True)
+def hidden_query(context, leave_out: str = "", only: str = "") -> SafeString:
+    """The page's query string as hidden inputs, for a GET form that sets some parameters and
+    keeps the rest: all but the names in `leave_out`, or only those in `only` (space-separated)."""
+    left, kept = set(leave_out.split()), set(only.split())
+    return format_html_join(
+        "",
+        '<input type="hidden" name="{}" value="{}">',
+        (
+            (name, value)
+            for name, values in context["request"].GET.lists()
+            if name not in left and (not kept or name in kept)
+            for value in values
+        ),
+    )
+
+
+@register.simple_tag(takes_context=True)
+def page_sizes(context) -> list[tuple[int, bool]]:
+    """The page sizes a person can pick, each with whether it is the one shown."""
+    shown = page_size(context["request"])
+    return [(size, size == shown) for size in PAGE_SIZES]
+
+
+@register.filter
+def page_range(page) -> list:
+    """The page numbers a pager shows: the first, the last and two on each side of this one,
+    with the paginator's ellipsis for the gaps."""
+    return list(page.paginator.get_elided_page_range(page.number, on_each_side=2, on_ends=1))
 
 
 @register.filter

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from django.core.paginator import Page, Paginator
 from django.http import Http404, HttpRequest
 from django.utils.http import url_has_allowed_host_and_scheme
 
@@ -43,6 +44,51 @@ def next_url(request: HttpRequest, default: str) -> str:
     return default
 
 
+UNDO_OFFER = "dashboard_undo"
+
+
+def offer_undo(request: HttpRequest, *, memory: Memory, action: str) -> None:
+    """Show an Undo button beside the next page's messages, for the person's `action`
+    ("verify" or "delete") on `memory` (services.memory_undo decides whether it still can)."""
+    request.session[UNDO_OFFER] = {
+        "mind": memory.mind_id,
+        "memory": memory.pk,
+        "key": memory.key,
+        "action": action,
+    }
+
+
+def take_undo_offer(request: HttpRequest) -> dict[str, str] | None:
+    """The Undo offer to show on this page, once, as a message is shown once."""
+    session = getattr(request, "session", None)
+    return session.pop(UNDO_OFFER, None) if session is not None else None
+
+
+# The page sizes a person can pick (`?per_page=`), and the one shown until they do.
+PAGE_SIZES = (25, 50, 100, 200)
+PAGE_SIZE = 50
+
+
+def page_size(request: HttpRequest) -> int:
+    """The page size the query string asks for, when it is one of PAGE_SIZES."""
+    asked = request.GET.get("per_page", "")
+    return int(asked) if asked in {str(size) for size in PAGE_SIZES} else PAGE_SIZE
+
+
+def paged(request: HttpRequest, rows: Any) -> Page:
+    """The page `?page=` names (a number, or `last`) of `rows` (a SelectorPages or a list), at
+    the size `?per_page=` names; a page past the end shows the last one."""
+    size = page_size(request)
+    number = request.GET.get("page") or "1"
+    if number.isdigit() and 0 < int(number) < 10**9 and isinstance(rows, SelectorPages):
+        # Read the page first: its total comes with it, so the paginator asks no more (a
+        # number far past any list is left to the paginator, which shows the last page).
+        start = (int(number) - 1) * size
+        rows.prefetch(start, start + size)
+    paginator = Paginator(rows, size)
+    return paginator.get_page(paginator.num_pages if number == "last" else number)
+
+
 class SelectorPages:
     """A paged selector (`limit`/`offset` in; a MemoryPage or `(rows, total)` out) as a
     sequence Django's Paginator can page through: it asks only for the page it shows."""
@@ -51,6 +97,13 @@ class SelectorPages:
         self.selector = selector
         self.arguments = arguments
         self._total: int | None = None
+        self._window: tuple[int, int, list[Any]] | None = None
+
+    def prefetch(self, start: int, stop: int) -> None:
+        """Read rows [start, stop) now; the total comes with them, and a slice asking for
+        the same rows later is answered from them."""
+        rows, self._total = self._call(limit=max(stop - start, 1), offset=max(start, 0))
+        self._window = (start, stop, rows)
 
     def _call(self, *, limit: int, offset: int) -> tuple[list[Any], int]:
         result = self.selector(**self.arguments, limit=limit, offset=offset)
@@ -66,5 +119,9 @@ class SelectorPages:
 
     def __getitem__(self, window: slice) -> list[Any]:
         start = window.start or 0
+        if self._window is not None:
+            first, stop, rows = self._window
+            if first == start and window.stop <= stop:  # the last page stops at the total
+                return rows[: window.stop - start]
         rows, self._total = self._call(limit=max(window.stop - start, 1), offset=start)
         return rows

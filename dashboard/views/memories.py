@@ -7,30 +7,43 @@ person sees its current text and is asked again.
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.core.paginator import Page, Paginator
+from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_http_methods, require_POST
 
-from dashboard.forms import EXPIRED_MODES, MemoryEditForm, MemoryFilterForm
-from dashboard.views.common import SelectorPages, next_url, own_memory, own_mind
+from dashboard.forms import MemoryEditForm, MemoryFilterForm
+from dashboard.views.common import (
+    SelectorPages,
+    next_url,
+    offer_undo,
+    own_memory,
+    own_mind,
+    page_size,
+    paged,
+)
 from memories import audit, services
 from memories.actors import Actor
 from memories.errors import Conflict, Invalid, NotFound, QuotaExceeded, Stale
 from memories.filters import MemoryFilters
-from memories.models import Memory, MemoryEvent, Priority
-from memories.rules import normalize_tag
+from memories.models import Memory, MemoryEvent
+from memories.rules import parse_timestamp
 from memories.selectors import (
     EXPIRING_SOON,
+    diff_until,
     expiring_filters,
+    memory_counts,
     memory_ids_present,
     memory_list,
+    memory_search,
+    memory_unverified_matching_ids,
+    search_mode_default,
 )
-
-PAGE_SIZE = 50
 
 
 def _detail_url(memory: Memory) -> str:
@@ -43,6 +56,11 @@ def _version_shown(request: HttpRequest, memory: Memory) -> str:
     return request.POST.get(f"version-{memory.pk}") or request.POST.get("version", "")
 
 
+def _back_to_row(url: str, memory: Memory) -> str:
+    """`url` pointing at this memory's row (a review queue row's id), for a Cancel link."""
+    return f"{url.split('#')[0]}#row-{memory.pk}"
+
+
 def _changed_since(request: HttpRequest, memory: Memory, *, undone: str, again: str) -> None:
     messages.warning(
         request,
@@ -51,37 +69,29 @@ def _changed_since(request: HttpRequest, memory: Memory, *, undone: str, again: 
     )
 
 
-def _page(request: HttpRequest, pages: SelectorPages) -> Page:
-    return Paginator(pages, PAGE_SIZE).get_page(request.GET.get("page"))  # type: ignore[arg-type]
-
-
 @login_required
 def memory_table(request: HttpRequest, mind_id: str) -> HttpResponse:
     mind = own_mind(request, mind_id)
     form = MemoryFilterForm(request.GET)
     form.is_valid()  # invalid values are shown as errors and ignored
-    data = {name: value for name, value in form.cleaned_data.items() if value}
-    filters = MemoryFilters(
-        category=data.get("category"),
-        tag=normalize_tag(data["tag"]) if "tag" in data else None,
-        priority=Priority.from_name(data["priority"]).value if "priority" in data else None,
-        source=data.get("source"),
-        verified={"yes": True, "no": False}.get(data.get("verified", "")),
-        expired=EXPIRED_MODES[data.get("expired", "")],
-    )
-    query = data.get("q", "").strip() or None
-    # The same list as the API's, search included: every filter narrows the search itself.
-    # A search is ranked best first unless the person picked an order.
-    pages = SelectorPages(memory_list, mind=mind, filters=filters, q=query, sort=data.get("sort"))
+    filters, query = form.filters(), form.query()
+    sort = form.cleaned_data.get("sort") or None
+    # The same lists as the API's: a search is GET /memory/search's (by words and meaning
+    # while embeddings are on), and every filter narrows the search itself.
+    if query:
+        pages = SelectorPages(_search_rows, mind=mind, filters=filters, q=query, sort=sort)
+    else:
+        pages = SelectorPages(memory_list, mind=mind, filters=filters, sort=sort)
     search_error = None
     try:
-        page = _page(request, pages)
+        page = paged(request, pages)
     except Invalid as exc:
         search_error = " ".join(exc.fields.get("q", [exc.detail]))
-        page = Paginator([], PAGE_SIZE).get_page(1)
-    rows = [
-        {"memory": memory, "snippet": getattr(memory, "search_snippet", None)} for memory in page
-    ]
+        page = Paginator([], page_size(request)).get_page(1)
+        form.fields["q"].widget.attrs.update(
+            {"aria-invalid": "true", "aria-describedby": "search-error"}
+        )
+    rows = page.object_list if query else [{"memory": memory} for memory in page]
     return render(
         request,
         "dashboard/memory_list.html",
@@ -92,9 +102,19 @@ def memory_table(request: HttpRequest, mind_id: str) -> HttpResponse:
             "rows": rows,
             "query": query or "",
             "search_error": search_error,
-            "filtered": bool(set(data) - {"sort"}),
+            "filtered": filters != MemoryFilters(),
+            "sort_name": sort or "",
+            "order": dict(form.fields["sort"].choices).get(sort or "", ""),  # type: ignore[attr-defined]
+            "by_meaning": search_mode_default() == "hybrid",
         },
     )
+
+
+def _search_rows(**arguments: Any) -> tuple[list[dict[str, Any]], int]:
+    """A page of memory_search as table rows: each memory with its snippet and `match`."""
+    found = memory_search(**arguments)
+    rows = [{"memory": h.memory, "snippet": h.snippet, "match": h.match} for h in found.hits]
+    return rows, found.total
 
 
 @login_required
@@ -145,6 +165,7 @@ def memory_edit(request: HttpRequest, mind_id: str, memory_id: str) -> HttpRespo
         else:
             messages.success(request, "Saved. Your edit leaves the memory verified by you.")
             return redirect(next_url(request, detail_url))
+    following = next_url(request, "")
     return render(
         request,
         "dashboard/memory_edit.html",
@@ -153,7 +174,8 @@ def memory_edit(request: HttpRequest, mind_id: str, memory_id: str) -> HttpRespo
             "memory": memory,
             "form": form,
             "unsaved": unsaved,
-            "next": next_url(request, ""),
+            "next": following,
+            "cancel": _back_to_row(following, memory) if following else "",
         },
     )
 
@@ -172,6 +194,8 @@ def memory_verify_view(request: HttpRequest, mind_id: str, memory_id: str) -> Ht
         _changed_since(request, memory, undone="verified", again="verify it if it is right.")
         return redirect(_detail_url(memory))
     messages.success(request, f"Verified “{memory.key}”.")
+    if not memory.verified:  # else nothing was written, so there is nothing to undo
+        offer_undo(request, memory=memory, action="verify")
     return redirect(next_url(request, _detail_url(memory)))
 
 
@@ -211,13 +235,20 @@ def memory_delete_confirm(request: HttpRequest, mind_id: str, memory_id: str) ->
             _changed_since(request, memory, undone="deleted", again="delete it if it is wrong.")
         else:
             messages.success(request, f"Deleted “{memory.key}”. The audit trail keeps its values.")
+            offer_undo(request, memory=memory, action="delete")
             target = next_url(request, list_url)
             # Back to the deleted memory's own pages would be a 404.
             return redirect(list_url if target.startswith(_detail_url(memory)) else target)
+    following = next_url(request, "")
     return render(
         request,
         "dashboard/memory_delete.html",
-        {"mind": mind, "memory": memory, "next": next_url(request, "")},
+        {
+            "mind": mind,
+            "memory": memory,
+            "next": following,
+            "cancel": _back_to_row(following, memory) if following else "",
+        },
     )
 
 
@@ -247,8 +278,8 @@ def memory_restore(
     except (Invalid, Conflict) as exc:
         messages.error(request, f"Could not restore that version: {exc.text()}")
     else:
-        when = entry.event.at.strftime("%Y-%m-%d %H:%M UTC")
-        messages.success(request, f"Restored the version of {when}.")
+        when = entry.event.at.strftime("%Y-%m-%d %H:%M:%S UTC")
+        messages.success(request, f"Restored version {entry.number}, of {when}.")
     return redirect(detail_url)
 
 
@@ -262,16 +293,139 @@ def review_queue(request: HttpRequest, mind_id: str) -> HttpResponse:
     expiring = memory_list(
         mind=mind, filters=expiring_filters(within=EXPIRING_SOON), sort="expires", limit=20
     )
+    page = paged(request, queue)
+    here = request.get_full_path()
+    shown = list(page)
+    rows = []
+    for i, memory in enumerate(shown):
+        # Where the person lands after acting on this row: the row after it (the row itself
+        # leaves the queue), or the one before when it is the last.
+        after = shown[i + 1] if i + 1 < len(shown) else shown[i - 1] if i else None
+        rows.append({"memory": memory, "after": f"{here}#row-{after.pk}" if after else here})
     return render(
         request,
         "dashboard/review.html",
         {
             "mind": mind,
-            "page": _page(request, queue),
+            "page": page,
+            "rows": rows,
             "expiring": expiring.memories,
+            "expiring_total": expiring.total,
             "expiring_days": EXPIRING_SOON.days,
+            # An empty queue of a mind that has no memory yet says what will fill it.
+            "new_mind": not page.paginator.count and not memory_counts(mind=mind)["total"],
         },
     )
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def verify_matching(request: HttpRequest, mind_id: str) -> HttpResponse:
+    """Verify every unverified memory the table's filters and search (or the review queue)
+    match, on every page: a page that says how many and asks, then one action. Memories
+    written after that page was shown are left as they are."""
+    mind = own_mind(request, mind_id)
+    back = next_url(request, reverse("dashboard:memories", args=[mind.pk]))
+    form = MemoryFilterForm(request.POST if request.method == "POST" else request.GET)
+    if not form.is_valid():  # a filter left out would widen what is verified
+        problems = " ".join(
+            f"{form.fields[name].label if name in form.fields else ''}: {' '.join(map(str, e))}"
+            for name, e in form.errors.items()
+        )
+        messages.error(request, f"Nothing was verified: {problems}")
+        return redirect(back)
+    filters, query = form.filters(), form.query()
+    if request.method == "POST":
+        try:
+            result = services.memory_verify_matching(
+                mind=mind,
+                actor=Actor.for_user(request.user),
+                seen_at=parse_timestamp(request.POST.get("seen", "")),
+                filters=filters,
+                q=query,
+            )
+        except ValueError:
+            messages.error(request, "That form is incomplete: nothing was verified.")
+        except Invalid as exc:
+            messages.error(request, f"Nothing was verified: {exc.text()}")
+        else:
+            _verified_matching(request, result)
+        return redirect(back)
+    seen_at = diff_until(mind=mind)  # every write stamped before it is in the count
+    try:
+        count = len(memory_unverified_matching_ids(mind=mind, filters=filters, q=query))
+    except Invalid as exc:
+        messages.error(request, f"Nothing to verify: {exc.text()}")
+        return redirect(back)
+    return render(
+        request,
+        "dashboard/verify_matching.html",
+        {
+            "mind": mind,
+            "count": count,
+            "seen": seen_at.isoformat(),
+            "described": [
+                (form[name].label, _shown_value(form, name))
+                for name in form.fields
+                if name != "sort" and form.cleaned_data.get(name)
+            ],
+            "carried": [
+                (name, form.cleaned_data[name])
+                for name in form.fields
+                if name != "sort" and form.cleaned_data.get(name)
+            ],
+            "next": back,
+            "tab": "review"
+            if filters == MemoryFilters(verified=False) and not query
+            else "memories",
+        },
+    )
+
+
+def _shown_value(form: MemoryFilterForm, name: str) -> str:
+    """A filter's value as its control shows it (a choice's label)."""
+    value = form.cleaned_data[name]
+    choices = getattr(form.fields[name], "choices", None)
+    return str(dict(choices).get(value, value)) if choices else str(value)
+
+
+def _verified_matching(request: HttpRequest, result: services.VerifiedMatching) -> None:
+    done, changed = result.verified, result.changed
+    verified = f"Verified {done:,} memor{'y' if done == 1 else 'ies'}"
+    if changed:
+        left = f"{changed:,} changed since you looked and {'was' if changed == 1 else 'were'}"
+        messages.warning(
+            request, f"{verified}; {left} left as {'it is' if changed == 1 else 'they are'}."
+        )
+    elif done:
+        messages.success(request, f"{verified}.")
+    else:
+        messages.info(request, "Nothing to verify: every memory these filters match is verified.")
+
+
+@login_required
+@require_POST
+def memory_undo_view(request: HttpRequest, mind_id: str) -> HttpResponse:
+    """Take back the person's verify or delete offered beside its message."""
+    mind = own_mind(request, mind_id)
+    back = next_url(request, reverse("dashboard:review", args=[mind.pk])).split("#")[0]
+    action = request.POST.get("action", "")
+    try:
+        undone = services.memory_undo(
+            mind=mind,
+            actor=Actor.for_user(request.user),
+            memory_id=request.POST.get("memory", ""),
+            action=action,
+        )
+    except (Invalid, NotFound, Conflict, Stale) as exc:  # a quota refusal is a Conflict
+        messages.warning(request, f"Not undone: {exc.text()}")
+        return redirect(back)
+    memory = undone.memory
+    if undone.action == "verify":
+        messages.success(request, f"Undone: “{memory.key}” is unverified again.")
+    else:
+        messages.success(request, f"Undone: “{memory.key}” is back, as it was.")
+    return redirect(f"{back}#row-{memory.pk}")
 
 
 @login_required
@@ -313,7 +467,7 @@ def activity(request: HttpRequest, mind_id: str) -> HttpResponse:
     action = request.GET.get("action") or None
     if action not in MemoryEvent.Action.values:
         action = None
-    page = _page(request, SelectorPages(audit.memory_events, mind=mind, action=action))
+    page = paged(request, SelectorPages(audit.memory_events, mind=mind, action=action))
     return render(
         request,
         "dashboard/activity.html",

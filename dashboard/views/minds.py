@@ -1,4 +1,5 @@
-"""Minds: list, create (key shown once), overview with charts, key rotation, rename, delete."""
+"""Minds: list, create (key shown once), overview with charts, key rotation and revocation
+(each confirmed first), rename, delete."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
-from django.views.decorators.http import require_http_methods, require_POST
+from django.views.decorators.http import require_http_methods
 
 from dashboard.forms import MindForm
 from dashboard.views.common import own_mind
@@ -95,10 +96,17 @@ def mind_overview(request: HttpRequest, mind_id: str) -> HttpResponse:
     )
 
 
+def _confirm_key_change(request: HttpRequest, mind: Mind, action: str) -> HttpResponse:
+    """The page that asks before the key changes: GET shows it, its form POSTs the change."""
+    return render(request, "dashboard/mind_key_confirm.html", {"mind": mind, "action": action})
+
+
 @login_required
-@require_POST
+@require_http_methods(["GET", "POST"])
 def mind_rotate(request: HttpRequest, mind_id: str) -> HttpResponse:
     mind = own_mind(request, mind_id)
+    if request.method == "GET":
+        return _confirm_key_change(request, mind, "rotate")
     raw_key = services.mind_rotate_key(mind=mind)
     # Read on this very page, so it is never stored in the message cookie.
     messages.success(request, "New Mind Key made. The old key stopped working.")
@@ -106,9 +114,13 @@ def mind_rotate(request: HttpRequest, mind_id: str) -> HttpResponse:
 
 
 @login_required
-@require_POST
+@require_http_methods(["GET", "POST"])
 def mind_revoke(request: HttpRequest, mind_id: str) -> HttpResponse:
     mind = own_mind(request, mind_id)
+    if request.method == "GET":
+        if not mind.has_active_key:  # nothing to revoke: the settings say so
+            return redirect("dashboard:mind-settings", mind_id=mind.pk)
+        return _confirm_key_change(request, mind, "revoke")
     services.mind_revoke_key(mind=mind)
     messages.success(request, "Mind Key revoked: no agent can reach this mind until you rotate.")
     return redirect("dashboard:mind-settings", mind_id=mind.pk)

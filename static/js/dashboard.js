@@ -58,4 +58,89 @@
       });
     });
   });
+
+  // Panels that start open fold on a narrow screen, so the rows show on the first screen;
+  // their summary names what they hold.
+  document.querySelectorAll("details[data-collapse-below]").forEach(function (panel) {
+    var width = panel.getAttribute("data-collapse-below");
+    if (window.matchMedia("(max-width: " + width + ")").matches) panel.open = false;
+  });
+
+  // A form's error summary takes the focus, and its links take it on to their field.
+  var summary = document.querySelector("[data-error-summary]");
+  if (summary) summary.focus();
+  document.addEventListener("click", function (event) {
+    var link = event.target.closest("[data-error-summary] a[href^='#']");
+    var field = link && document.getElementById(link.getAttribute("href").slice(1));
+    if (!field) return;
+    event.preventDefault();
+    field.focus();
+  });
+
+  document.addEventListener("keydown", function (event) {
+    var field = event.target;
+    if (event.key !== "Enter" || event.ctrlKey || event.metaKey || event.altKey) return;
+    if (!field.matches) return;
+    if (field.matches('input[type="checkbox"]')) {
+      // Ticking rows is not acting on them: Enter on a checkbox submits nothing.
+      event.preventDefault();
+    } else if (field.matches('form[method="get"] select')) {
+      // Enter on a filter's drop-down applies it, as Enter in a text field does.
+      event.preventDefault();
+      if (field.form.requestSubmit) { field.form.requestSubmit(); } else { field.form.submit(); }
+    }
+  });
+
+  // The review queue by keyboard: rows take the focus, single keys act on the focused row,
+  // and after an action the page comes back naming the row to continue with (#row-…).
+  var queue = document.querySelector("[data-review-queue]");
+  if (!queue) return;
+  var rows = Array.prototype.slice.call(queue.querySelectorAll("tbody tr[id^='row-']"));
+  rows.forEach(function (row) { row.tabIndex = -1; });
+  var help = document.getElementById("shortcuts");
+  if (help) help.hidden = false;
+
+  var landing = /^#row-/.test(window.location.hash) && document.getElementById(window.location.hash.slice(1));
+  if (landing && rows.indexOf(landing) !== -1) landing.focus();
+
+  function typing(target) {
+    return target.isContentEditable || !!(target.closest && target.closest("input, textarea, select"));
+  }
+
+  function press(row, key) {
+    var control = row && row.querySelector('[data-key="' + key + '"]');
+    if (control) control.click();
+  }
+
+  document.addEventListener("keydown", function (event) {
+    if (event.defaultPrevented || event.ctrlKey || event.metaKey || event.altKey) return;
+    if (typing(event.target)) return;
+    var row = event.target.closest ? event.target.closest("tr[id^='row-']") : null;
+    var at = rows.indexOf(row);
+    switch (event.key) {
+      case "j": case "n":
+        if (rows.length) rows[Math.min(at + 1, rows.length - 1)].focus();
+        break;
+      case "k": case "p":
+        if (rows.length) rows[Math.max(at - 1, 0)].focus();
+        break;
+      case "v": case "e": case "d":
+        if (at === -1) return;
+        press(row, event.key);
+        break;
+      case "u":
+        var undo = document.querySelector("[data-undo]");
+        if (!undo) return;
+        undo.click();
+        break;
+      case "?":
+        if (!help) return;
+        help.open = !help.open;
+        if (help.open) help.querySelector("summary").focus();
+        break;
+      default:
+        return;
+    }
+    event.preventDefault();
+  });
 })();

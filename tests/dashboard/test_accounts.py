@@ -58,6 +58,24 @@ def test_signup_errors_are_shown_on_the_field(client, owner, data, field, messag
     assert User.objects.count() == 1
 
 
+def test_signup_names_every_password_problem_at_once_whoever_has_the_address(owner):
+    answers = []
+    for email in ("owner@example.com", "someone.new@example.com"):
+        form = {"email": email, "name": "Mallory", "password1": "1234", "password2": "12345"}
+        response = Client().post("/accounts/signup/", form)
+        errors = response.context["form"].errors
+        answers.append({field: list(messages) for field, messages in errors.items()})
+        html = response.content.decode()
+        assert "data-error-summary" in html and 'href="#id_password2"' in html
+        assert f'value="{email}"' in html and 'value="Mallory"' in html
+    # The same problems whether or not the address has an account.
+    assert answers[0] == answers[1]
+    first = " ".join(answers[0]["password1"])
+    assert "too short" in first and "too common" in first and "entirely numeric" in first
+    assert answers[0]["password2"] == ["The two passwords differ."]
+    assert User.objects.count() == 1
+
+
 def test_signup_closed_when_registration_is_off(client, settings):
     settings.SYNAPSE_ALLOW_REGISTRATION = False
     assert client.get("/accounts/signup/").status_code == 403

@@ -109,7 +109,8 @@ def test_detail_shows_every_field_and_history(web, mind):
     assert history[0].restorable == {}
     assert history[1].restorable == {"content": "The sky is blue"}
     assert "mk_testagent" in html and "The sky is blue" in html
-    assert "Restore this version" in html
+    assert [e.number for e in history] == [2, 1]
+    assert "Restore version 1" in html and "puts back content: “The sky is blue”" in html
 
 
 def test_verify_and_unverify_are_audited(web, owner, mind):

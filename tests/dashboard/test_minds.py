@@ -85,9 +85,37 @@ def test_rotate_key_replaces_it_and_shows_the_new_one_once(web, owner_mind):
     assert bearer_client(owner_mind.key).get("/memory").status_code == 401
 
 
-def test_rotate_and_revoke_need_post(web, mind):
-    assert web.get(f"/dashboard/minds/{mind.pk}/rotate-key/").status_code == 405
-    assert web.get(f"/dashboard/minds/{mind.pk}/revoke-key/").status_code == 405
+@pytest.mark.parametrize("action", ["rotate", "revoke"])
+def test_rotate_and_revoke_ask_first_and_say_what_stops_working(web, owner_mind, action):
+    mind = owner_mind.mind
+    page = web.get(f"/dashboard/minds/{mind.pk}/{action}-key/")
+    assert page.status_code == 200
+    text = page.content.decode()
+    assert "loses access at once" in text and mind.key_prefix in text
+    assert f"Yes, {'revoke the key' if action == 'revoke' else 'make a new key'}" in text
+    # Asking changed nothing: the agent's key still works.
+    assert Mind.objects.for_key(owner_mind.key) == mind
+    assert bearer_client(owner_mind.key).get("/memory").status_code == 200
+
+
+def test_settings_link_to_the_confirmations_instead_of_acting(web, mind):
+    text = web.get(f"/dashboard/minds/{mind.pk}/settings/").content.decode()
+    assert f'href="/dashboard/minds/{mind.pk}/rotate-key/">Rotate key…' in text
+    assert f'href="/dashboard/minds/{mind.pk}/revoke-key/">Revoke key…' in text
+    assert f'action="/dashboard/minds/{mind.pk}/rotate-key/"' not in text
+
+
+def test_a_revoked_mind_makes_a_new_key_without_a_warning(web, owner_mind):
+    mind = owner_mind.mind
+    web.post(f"/dashboard/minds/{mind.pk}/revoke-key/")
+    text = web.get(f"/dashboard/minds/{mind.pk}/settings/").content.decode()
+    assert f'action="/dashboard/minds/{mind.pk}/rotate-key/"' in text
+    assert "Revoke key" not in text
+    # Nothing left to revoke: back to the settings.
+    response = web.get(f"/dashboard/minds/{mind.pk}/revoke-key/")
+    assert response.status_code == 302
+    page = web.get(f"/dashboard/minds/{mind.pk}/rotate-key/").content.decode()
+    assert "nothing stops working" in page
 
 
 def test_revoke_key(web, owner_mind):

@@ -31,9 +31,10 @@ def test_queue_orders_by_priority_then_lowest_confidence(web, mind):
 def test_verify_from_the_queue_returns_to_the_queue(web, owner, mind):
     memory = agent_store(mind, key="fact_sky")
     queue = f"/dashboard/minds/{mind.pk}/review/"
+    # What the row's Verify button sends: the page's hidden inputs and its own `next`.
     response = web.post(
         f"/dashboard/minds/{mind.pk}/memories/{memory.pk}/verify/",
-        {**shown(web, queue), "memory": [memory.pk]},
+        {**shown(web, queue), "memory": [memory.pk], "next": queue},
     )
     assert response["Location"] == queue
     memory.refresh_from_db()

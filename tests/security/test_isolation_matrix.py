@@ -116,6 +116,8 @@ DASHBOARD_MIND_ROUTES = {
     "dashboard:memories": "memories/",
     "dashboard:review": "review/",
     "dashboard:bulk-verify": "review/verify/",
+    "dashboard:verify-matching": "memories/verify-all/",
+    "dashboard:undo": "undo/",
     "dashboard:activity": "activity/",
     "dashboard:memory": "memories/{memory}/",
     "dashboard:memory-edit": "memories/{memory}/edit/",
@@ -134,6 +136,8 @@ DASHBOARD_OWN_ROUTES = {
 NOT_MIND_DATA = {
     "guide": "the public guide for agents",
     "health": "global counts only (tests/site)",
+    "health-ready": "whether the server may take traffic (tests/site/test_readiness.py)",
+    "metrics": "site-wide figures, behind a token of its own (tests/site/test_metrics.py)",
     "register": "creates an account",
     "login": "password check, throttled",
     "token-refresh": "a token for the token's own user",
