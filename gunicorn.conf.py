@@ -2,14 +2,36 @@
 
 import os
 
-from synapse_site.server import exposure_problem, use_json_protocol_errors
+from synapse_site.logs import logging_config, parse_log_format
+from synapse_site.server import (
+    exposure_problem,
+    forget_worker_metrics,
+    preload_embedder,
+    prepare_metrics_dir,
+    use_json_protocol_errors,
+)
 
 bind = f"{os.environ.get('HOST', '127.0.0.1')}:{os.environ.get('PORT', '8000')}"
 workers = int(os.environ.get("WEB_CONCURRENCY", "2"))
-accesslog = "-"
+try:
+    LOG_FORMAT = parse_log_format(os.environ.get("LOG_FORMAT", ""))
+except ValueError as exc:
+    raise SystemExit(str(exc)) from None
+if LOG_FORMAT == "json":
+    # gunicorn's own lines as JSON too, and no access log: Django logs one JSON line for each
+    # request instead, with its id, mind, status and time (synapse_site/middleware.py).
+    accesslog = None
+    logconfig_dict = logging_config(
+        log_format="json", level=os.environ.get("LOG_LEVEL", "").strip() or "INFO"
+    )
+else:
+    accesslog = "-"
 # The path without its query string, and no Referer: query strings carry search words (what
-# people told their agents) and would carry a Mind Key a client wrongly put in the URL.
-access_log_format = '%(h)s %(l)s %(u)s %(t)s "%(m)s %(U)s %(H)s" %(s)s %(b)s "%(a)s" %(D)sus'
+# people told their agents) and would carry a Mind Key a client wrongly put in the URL. Last,
+# the request's X-Request-Id, as Django's log lines carry it.
+access_log_format = (
+    '%(h)s %(l)s %(u)s %(t)s "%(m)s %(U)s %(H)s" %(s)s %(b)s "%(a)s" %(D)sus %({x-request-id}o)s'
+)
 errorlog = "-"
 # Agents keep connections short; a slow client must not pin a worker forever.
 timeout = 30
@@ -26,6 +48,15 @@ def on_starting(server):
         if problem:
             raise SystemExit(problem)
     use_json_protocol_errors()
+    # Before any worker starts: each keeps its metric figures in files there, and GET /metrics
+    # sums them all (prometheus-client's multiprocess mode; the workers inherit the variable).
+    prepare_metrics_dir()
+    # Last, once the start is sure: the workers fork from a master holding the model.
+    preload_embedder()
+
+
+def child_exit(server, worker):
+    forget_worker_metrics(worker.pid)
 
 
 # Memory. A DRF view and its request point at each other (view.request and

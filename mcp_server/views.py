@@ -38,6 +38,7 @@ from mcp_server.tools import ToolContext
 from minds.access import MindAgent
 from minds.authentication import bearer_token
 from minds.models import MIND_KEY_PREFIX, Mind
+from synapse_site.logs import bind_mind
 from synapse_site.throttling import CredentialRateThrottle
 
 REALM = 'Bearer realm="synapse"'
@@ -95,6 +96,7 @@ def _authenticate(request: HttpRequest) -> MindAgent | HttpResponse:
         return _unauthorized(
             "This Mind Key is not valid: it may have been rotated or revoked.", token_sent=True
         )
+    bind_mind(mind.pk)
     return MindAgent(mind=mind)
 
 

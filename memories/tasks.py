@@ -4,7 +4,8 @@ The work lives in the database (the embedding outbox, memories/embeddings/outbox
 task only says "look at it now". So a lost or duplicated task loses nothing and stores
 nothing twice: a write that queued jobs wakes the worker after its commit (`wake`, at most
 once per WAKE_INTERVAL per process), a periodic task looks every minute anyway, and a worker
-starting queues every memory with no vector of the current model.
+starting queues every memory with no vector of the current model. A running worker also
+beats a heartbeat, read by GET /health/ready.
 """
 
 from __future__ import annotations
@@ -100,3 +101,48 @@ def _send() -> None:
         embed_pending()
     except Exception:  # the jobs are committed: the periodic task or a restart takes them
         logger.exception("Could not enqueue the embedding task")
+
+
+# The worker's heartbeat, so GET /health/ready and /metrics can tell a running worker from none.
+# It is kept in the task queue's own storage, which every web and worker process shares.
+HEARTBEAT_KEY = "worker-heartbeat"
+HEARTBEAT_INTERVAL = 10
+# A worker not heard from for this many seconds counts as gone (several beats missed).
+WORKER_SEEN_WITHIN = 60
+_beating_pid: int | None = None
+
+
+def beat(now: float | None = None) -> None:
+    """Record that a worker is alive (now, unless told when)."""
+    HUEY.put(HEARTBEAT_KEY, time.time() if now is None else now)
+
+
+def worker_last_seen() -> float | None:
+    """When a worker last reported alive (Unix time), or None if none ever did."""
+    value = HUEY.get(HEARTBEAT_KEY, peek=True)
+    return float(value) if value is not None else None
+
+
+@on_startup()
+def start_heartbeat() -> None:
+    """In the worker process: beat now, then every HEARTBEAT_INTERVAL seconds while it runs
+    (from a thread of its own, so a long batch of embeddings does not stop it)."""
+    global _beating_pid
+    if _beating_pid == os.getpid():
+        return
+    _beating_pid = os.getpid()
+    _beat_logged()
+    threading.Thread(target=_beat_forever, name="worker-heartbeat", daemon=True).start()
+
+
+def _beat_forever() -> None:
+    while True:
+        time.sleep(HEARTBEAT_INTERVAL)
+        _beat_logged()
+
+
+def _beat_logged() -> None:
+    try:
+        beat()
+    except Exception:  # the queue's storage is down: readiness will say so; keep trying
+        logger.exception("Could not record the worker's heartbeat")

@@ -8,6 +8,7 @@ from rest_framework.request import Request
 
 from minds.access import MindAgent
 from minds.models import MIND_KEY_PREFIX, Mind
+from synapse_site.logs import bind_mind
 
 
 def bearer_token(request: HttpRequest | Request) -> str | None:
@@ -34,6 +35,7 @@ class MindKeyAuthentication(authentication.BaseAuthentication):
             raise exceptions.AuthenticationFailed(
                 "This Mind Key is not valid: it may have been rotated or revoked."
             )
+        bind_mind(mind.pk)
         return MindAgent(mind=mind), mind
 
     def authenticate_header(self, request: Request) -> str:

@@ -7,6 +7,7 @@ from rest_framework.request import Request
 
 from minds.access import MindAgent, mind_for_person, only_mind_of
 from minds.models import Mind
+from synapse_site.logs import bind_mind
 
 
 def mind_for_request(request: Request) -> Mind:
@@ -41,4 +42,5 @@ def mind_for_request(request: Request) -> Mind:
                 )
             mind = only
     request._synapse_mind = mind  # type: ignore[attr-defined]
+    bind_mind(mind.pk)
     return mind

@@ -1,13 +1,87 @@
 from __future__ import annotations
 
 import io
+import logging
+import re
+import time
+import uuid
 
 from django.conf import settings
 from django.core.handlers.wsgi import LimitedStream
-from django.http import JsonResponse
+from django.core.signals import request_finished
+from django.http import HttpRequest, JsonResponse
+from rest_framework.settings import api_settings
 
+from synapse_site import logs, metrics
 from synapse_site.errors import error_body
 from synapse_site.faces import HTML_FACES, face_of
+
+request_log = logging.getLogger("synapse.request")
+
+
+def _end_request_log_context(**kwargs) -> None:
+    logs.end_request()
+
+
+# Sent once the response is closed: after Django's own lines about it and a streamed body.
+request_finished.connect(_end_request_log_context, dispatch_uid="synapse-end-request-log")
+
+
+class RequestIdMiddleware:
+    """Every response carries `X-Request-Id`, and so does every log line of its request; the
+    request ends with one line of its own (method, path without the query, status, time).
+
+    The id comes from the proxy in front when SYNAPSE_NUM_PROXIES says there is one (nginx's
+    `$request_id`, so its log and ours name the request alike) and the value is a plain token;
+    otherwise, and always without a proxy (a client could pick any id), it is made here.
+    """
+
+    HEADER = "X-Request-Id"
+    SANE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:=-]{0,127}")
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        started = time.perf_counter()
+        request_id = self.incoming_id(request) or uuid.uuid4().hex
+        logs.begin_request(request_id)  # ended by request_finished (above)
+        response = self.get_response(request)
+        response[self.HEADER] = request_id
+        duration_ms = round((time.perf_counter() - started) * 1000, 1)
+        request_log.info(
+            "%s %s %s %.1fms",
+            request.method,
+            request.path,
+            response.status_code,
+            duration_ms,
+            extra={
+                "method": request.method,
+                "path": request.path,
+                "status": response.status_code,
+                "duration_ms": duration_ms,
+            },
+        )
+        return response
+
+    def incoming_id(self, request: HttpRequest) -> str | None:
+        if not api_settings.NUM_PROXIES:
+            return None
+        value = request.headers.get(self.HEADER, "")
+        return value if self.SANE.fullmatch(value) else None
+
+
+class RequestMetricsMiddleware:
+    """Counts each request by endpoint, method and status, with its time (GET /metrics)."""
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        started = time.perf_counter()
+        response = self.get_response(request)
+        metrics.observe_request(request, response.status_code, time.perf_counter() - started)
+        return response
 
 
 def _too_large(detail: str) -> JsonResponse:
@@ -108,8 +182,8 @@ class ContentSecurityPolicyMiddleware:
     Their templates load scripts and styles from /static only and have no inline scripts,
     styles or event handlers, so the policy can forbid everything else: injected markup
     cannot run script, load from other hosts, post forms elsewhere or be framed. The admin
-    and the Swagger page (/api/docs) use inline scripts and styles of their own; they are
-    left without the header (the admin is staff-only, the docs page shows no one's data).
+    uses inline scripts and styles of its own and is left without the header (it is
+    staff-only), and so is the API reference (/api/docs), which shows no one's data.
     """
 
     POLICY = (

@@ -6,15 +6,23 @@
   clients that send slowly can hold them all. A buffering proxy in front (docs/deploy.md)
   reads each request whole first; bound to a non-loopback address without one, the server
   refuses to start.
+- The directory where the workers keep their metric figures for GET /metrics to sum.
+- The local embedding model, loaded once before the workers fork, so they share its pages.
 """
 
 from __future__ import annotations
 
 import ipaddress
 import json
+import logging
+import os
 import socket
+from collections.abc import MutableMapping
+from pathlib import Path
 
 from gunicorn import util  # type: ignore[import-untyped]
+
+from synapse_site.paths import data_dir
 
 # What each status gunicorn answers by itself means, in the API's error codes.
 PROTOCOL_ERRORS = {
@@ -65,3 +73,48 @@ def exposure_problem(bind: str, num_proxies: int) -> str | None:
         "clients on the network could hold them all. Put a buffering proxy such as nginx in "
         "front (docs/deploy.md) and set SYNAPSE_NUM_PROXIES=1, or bind HOST=127.0.0.1."
     )
+
+
+METRICS_DIR_VARIABLE = "PROMETHEUS_MULTIPROC_DIR"
+
+
+def prepare_metrics_dir(environ: MutableMapping[str, str] = os.environ) -> Path:
+    """The directory where the workers keep their metric files, emptied of a previous run's
+    (a server killed outright leaves them): PROMETHEUS_MULTIPROC_DIR, else `metrics/` in the
+    data directory, named in `environ` for the workers to inherit."""
+    path = Path(environ.get(METRICS_DIR_VARIABLE, "").strip() or data_dir(environ) / "metrics")
+    path.mkdir(mode=0o700, parents=True, exist_ok=True)
+    for stale in path.glob("*.db"):
+        stale.unlink()
+    environ[METRICS_DIR_VARIABLE] = str(path)
+    return path
+
+
+def forget_worker_metrics(pid: int) -> None:
+    """A worker exited: its live gauges no longer count (its counters still do)."""
+    from prometheus_client import multiprocess
+
+    multiprocess.mark_process_dead(pid)
+
+
+def preload_embedder() -> None:
+    """Load the bundled embedding model in gunicorn's master, before the workers fork: each
+    worker then shares the master's copy of its weights instead of loading its own. Only
+    with one thread per process (SYNAPSE_EMBEDDINGS_THREADS=1, the default): a model with a
+    thread pool must load after the fork. A model that cannot load is left to the workers,
+    which say why on their first search by meaning."""
+    import django
+    from django.apps import apps
+    from django.conf import settings
+
+    if not apps.ready:
+        os.environ.setdefault("DJANGO_SETTINGS_MODULE", "synapse_site.settings")
+        django.setup()
+    if settings.SYNAPSE_EMBEDDINGS != "local" or settings.SYNAPSE_EMBEDDINGS_THREADS != 1:
+        return
+    from memories.embeddings import EmbeddingsError, get_embedder
+
+    try:
+        get_embedder()
+    except EmbeddingsError as exc:
+        logging.getLogger(__name__).warning("The embedding model did not load: %s", exc)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import secrets
 from datetime import timedelta
@@ -11,7 +12,8 @@ from urllib.parse import urlsplit
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
-BASE_DIR = Path(__file__).resolve().parent.parent
+from synapse_site.logs import logging_config, parse_log_format
+from synapse_site.paths import BASE_DIR, data_dir
 
 
 def env_str(name: str, default: str) -> str:
@@ -45,7 +47,7 @@ def env_list(name: str, default: str) -> list[str]:
 
 
 DEBUG = env_bool("DEBUG", False)
-DATA_DIR = Path(env_str("SYNAPSE_DATA_DIR", str(BASE_DIR / "data")))
+DATA_DIR = data_dir()
 SECRET_KEY_FILE = DATA_DIR / "secret_key"
 
 # A key is "insecure" when it is short, low-variety, or one of Django's placeholders.
@@ -109,6 +111,9 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    # First, so every answer (a redirect, a 413, a static file) has an id, a log line and metrics.
+    "synapse_site.middleware.RequestIdMiddleware",
+    "synapse_site.middleware.RequestMetricsMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "synapse_site.middleware.BodySizeLimitMiddleware",
@@ -303,6 +308,9 @@ SPECTACULAR_SETTINGS = {
     "VERSION": "0.1.0",
     "SERVE_INCLUDE_SCHEMA": False,
     "SWAGGER_UI_DIST": "SIDECAR",
+    # No links nested in the operations' buttons (deep links), and no call to the public
+    # validator: the page works offline.
+    "SWAGGER_UI_SETTINGS": {"deepLinking": False, "validatorUrl": None},
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
     "COMPONENT_SPLIT_REQUEST": True,
@@ -318,6 +326,11 @@ SYNAPSE_MAX_MIND_BYTES = env_int("SYNAPSE_MAX_MIND_BYTES", 50 * 1024 * 1024)
 SYNAPSE_MAX_MINDS_PER_USER = env_int("SYNAPSE_MAX_MINDS_PER_USER", 50)
 
 # --- Search by meaning ----------------------------------------------------------------------
+
+# numpy scores a question against a mind's vectors with one BLAS thread: the web workers are
+# the parallelism, and BLAS threads on top of them only fight them for the same cores. Set
+# here, before anything imports numpy.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 # `local`: the bundled model on this machine's CPU (memories/embeddings/); `off`; or the base
 # URL of an OpenAI-compatible embeddings API, with the model it should use and its key.
@@ -433,19 +446,23 @@ if SYNAPSE_BEHIND_TLS:
     SECURE_HSTS_INCLUDE_SUBDOMAINS = True
     SECURE_HSTS_PRELOAD = True
 
-LOGGING = {
-    "version": 1,
-    "disable_existing_loggers": False,
-    "handlers": {"console": {"class": "logging.StreamHandler"}},
-    "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
-    "loggers": {
-        "django.db.backends": {"level": "INFO"},
-        # Failures and lockouts (warnings), not a line for every successful login.
-        "axes": {"level": "WARNING"},
-        # The worker's start and problems, not a line for every task run (huey's own handler
-        # is not added when this one exists: no line twice).
-        "huey": {"handlers": ["console"], "propagate": False, "level": "WARNING"},
-        "huey.consumer": {"level": "INFO"},
-        "huey.consumer.Scheduler": {"level": "WARNING"},
-    },
-}
+# --- Logs and metrics ------------------------------------------------------------------------
+
+# `text`: each line as logged (gunicorn's access log gives one per request); `json`: one JSON
+# object per line with the request's id and mind (synapse_site/logs.py).
+try:
+    LOG_FORMAT = parse_log_format(env_str("LOG_FORMAT", "text"))
+except ValueError as exc:
+    raise ImproperlyConfigured(str(exc)) from None
+LOGGING = logging_config(log_format=LOG_FORMAT, level=env_str("LOG_LEVEL", "INFO"))
+if LOG_FORMAT == "json":
+    # Python's warnings through the log too, so that every line on stderr is JSON.
+    logging.captureWarnings(True)
+
+# GET /metrics answers only with this as its Bearer token; unset, it is a 404.
+SYNAPSE_METRICS_TOKEN = env_str("SYNAPSE_METRICS_TOKEN", "")
+if SYNAPSE_METRICS_TOKEN and len(SYNAPSE_METRICS_TOKEN) < 16:
+    raise ImproperlyConfigured(
+        "SYNAPSE_METRICS_TOKEN is shorter than 16 characters: use a long random value, such as "
+        "the output of: python3 -c 'import secrets; print(secrets.token_urlsafe(32))'."
+    )

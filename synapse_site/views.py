@@ -1,19 +1,31 @@
-"""Service pages: GET /health and GET / (the guide for agents and people)."""
+"""Service pages: GET /health, /health/ready and /metrics, and GET / (the guide)."""
 
 from __future__ import annotations
 
+import hmac
+
+from django.conf import settings
 from django.contrib.auth import get_user_model
-from django.http import HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
 from drf_spectacular.utils import extend_schema, inline_serializer
 from rest_framework import serializers
 from rest_framework.authentication import SessionAuthentication
-from rest_framework.decorators import api_view, authentication_classes, permission_classes
+from rest_framework.decorators import (
+    api_view,
+    authentication_classes,
+    permission_classes,
+    throttle_classes,
+)
 from rest_framework.permissions import AllowAny
 from rest_framework.response import Response
 
 from memories.models import Memory
+from minds.authentication import bearer_token
 from minds.models import Mind
+from synapse_site import metrics as site_metrics
+from synapse_site import readiness
+from synapse_site.errors import error_body
 
 
 @extend_schema(
@@ -41,6 +53,53 @@ def health(request):
         body["minds"] = Mind.objects.count()
         body["memories"] = Memory.objects.count()
     return Response(body)
+
+
+# An operator's probe, not part of the agents' API: no schema entry, no credential, no throttle.
+@extend_schema(exclude=True)
+@api_view(["GET"])
+@authentication_classes([])
+@permission_classes([AllowAny])
+@throttle_classes([])
+def health_ready(request):
+    """Readiness: 200 when the database answers, every migration is applied and (with search
+    by meaning on) a background worker was heard from lately; else 503 naming what failed."""
+    checks = readiness.checks()
+    results = {check.name: check.detail for check in checks}
+    failed = [check for check in checks if not check.ok]
+    if not failed:
+        return Response({"status": "ready", "checks": results})
+    reasons = "; ".join(f"{check.name}: {check.detail}" for check in failed)
+    body = error_body("unavailable", f"Not ready: {reasons}.")
+    body["failed"] = [check.name for check in failed]
+    body["checks"] = results
+    return Response(body, status=503)
+
+
+def metrics(request: HttpRequest) -> HttpResponse:
+    """Prometheus metrics; a 404 unless SYNAPSE_METRICS_TOKEN is set, then that Bearer token."""
+    expected = settings.SYNAPSE_METRICS_TOKEN
+    if not expected:
+        raise Http404
+    if request.method not in ("GET", "HEAD"):
+        response = JsonResponse(
+            error_body("method_not_allowed", f"{request.method} is not allowed here; use GET."),
+            status=405,
+        )
+        response["Allow"] = "GET, HEAD"
+        return response
+    sent = bearer_token(request)
+    if sent is None:
+        refused = error_body(
+            "not_authenticated", "Send the metrics token as `Authorization: Bearer <token>`."
+        )
+    elif not hmac.compare_digest(sent.encode(), expected.encode()):
+        refused = error_body("authentication_failed", "This is not the metrics token.")
+    else:
+        return HttpResponse(site_metrics.exposition(), content_type=site_metrics.CONTENT_TYPE)
+    response = JsonResponse(refused, status=401)
+    response["WWW-Authenticate"] = 'Bearer realm="metrics"'
+    return response
 
 
 GUIDE = """\

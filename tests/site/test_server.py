@@ -9,7 +9,9 @@ import subprocess
 
 import pytest
 
-from synapse_site.server import exposure_problem, protocol_error_bytes
+from memories import embeddings
+from memories.embeddings import EmbeddingsError, local
+from synapse_site.server import exposure_problem, preload_embedder, protocol_error_bytes
 from tests.reliability.harness import GUNICORN, REPO
 
 
@@ -56,3 +58,40 @@ def test_gunicorn_refuses_to_start_on_a_network_address_without_a_proxy(tmp_path
     assert done.returncode != 0
     assert "Refusing to serve on 0.0.0.0:8799" in done.stderr
     assert "Listening at" not in done.stderr
+
+
+@pytest.mark.parametrize(
+    ("backend", "threads", "loaded"),
+    [("local", 1, [1]), ("local", 2, []), ("off", 1, []), ("http://127.0.0.1:9/v1", 1, [])],
+)
+def test_the_master_loads_the_local_model_before_the_workers_fork(
+    settings, monkeypatch, backend, threads, loaded
+):
+    built = []
+
+    class Counted:
+        def __init__(self, *, threads):
+            built.append(threads)
+
+    monkeypatch.setattr(embeddings, "_embedders", {})
+    monkeypatch.setattr(local, "LocalEmbedder", Counted)
+    settings.SYNAPSE_EMBEDDINGS = backend
+    settings.SYNAPSE_EMBEDDINGS_MODEL = "" if backend == "local" else "m"
+    settings.SYNAPSE_EMBEDDINGS_THREADS = threads
+    preload_embedder()
+    assert built == loaded
+    # What the master loaded is what every worker's get_embedder() returns after the fork.
+    assert len(embeddings._embedders) == len(loaded)
+
+
+def test_a_model_that_cannot_load_does_not_stop_the_server(settings, monkeypatch, caplog):
+    class Refused:
+        def __init__(self, *, threads):
+            raise EmbeddingsError("the model file is not the pinned one")
+
+    monkeypatch.setattr(embeddings, "_embedders", {})
+    monkeypatch.setattr(local, "LocalEmbedder", Refused)
+    settings.SYNAPSE_EMBEDDINGS = "local"
+    settings.SYNAPSE_EMBEDDINGS_THREADS = 1
+    preload_embedder()
+    assert "the model file is not the pinned one" in caplog.text
