@@ -36,7 +36,11 @@ started the way `make run` starts it (gunicorn.conf.py, WEB_CONCURRENCY=2 worker
    round beside the same query with mode=keyword; then the workers' memory again, now with
    the model loaded;
 10. time from a store to its vector at idle: `manage.py run_huey` started beside gunicorn
-   on this database, single stores one second apart (bench_worker's measure).
+   on this database, single stores one second apart (bench_worker's measure);
+11. the dashboard, as its owner signed in through the login form (bench_dashboard): the
+   measured mind's memory table, a search (by words and meaning) and its review queue,
+   p50/p95 in the same rounds as /health; then "verify all matching" on a mind of 5,000
+   unverified memories, one POST, checked afterwards (all verified, one audit row each).
 
 Everything runs with SYNAPSE_EMBEDDINGS=local, as in production: writes queue their
 memories for embedding. Takes 4 to 6 minutes on 2 cores, depending on load. Loopback only,
@@ -52,6 +56,7 @@ import gc
 import json
 import os
 import platform
+import secrets
 import sqlite3
 import sys
 import time
@@ -62,7 +67,7 @@ from urllib.parse import urlencode
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench import bench_search, bench_sync, common
+from bench import bench_dashboard, bench_search, bench_sync, common
 
 PORT = 8790
 WORKERS = 2  # gunicorn.conf.py's default, as `make run` starts it
@@ -231,6 +236,39 @@ def embed_measured_mind(mind_id: str, *, bare_sample: int) -> dict:
     }
 
 
+def embed_agent_like_mind(count: int) -> dict:
+    """The worker's rate on memories as agents write them: a mind of `count` memories whose
+    contents are the search evaluation's (bench/search_eval_data.json: a sentence or two
+    each), embedded through the outbox as embed_measured_mind does; and their mean length
+    in the model's tokens beside that of the measured mind's texts."""
+    from memories.embeddings import get_embedder, outbox
+
+    data = json.loads((Path(__file__).parent / "search_eval_data.json").read_text())
+    contents = [memory["content"] for memory in data["memories"]]
+    _, mind, _ = common.create_mind("Agent-like")
+    common.seed_memories(mind, count, seed=7, content=lambda rng, i: contents[i % len(contents)])
+    embedder = get_embedder()
+    assert embedder is not None, "SYNAPSE_EMBEDDINGS is off"
+    started = time.perf_counter()
+    outbox.queue_missing(model=embedder.model, mind_id=mind.pk)
+    stored = outbox.embed_pending(embedder=embedder, mind_id=mind.pk)
+    rate = stored / (time.perf_counter() - started)
+    return {"stored": stored, "rate": rate, "mind_id": mind.pk}
+
+
+def mean_tokens(mind_id: str, sample: int = 500) -> float:
+    """How many of the local model's tokens the mind's embedded texts have, on average."""
+    from tokenizers import Tokenizer
+
+    from memories.embeddings.local import TOKENIZER_PATH
+    from memories.embeddings.text import embedding_text
+    from memories.models import Memory
+
+    tokenizer = Tokenizer.from_file(str(TOKENIZER_PATH))
+    texts = [embedding_text(m) for m in Memory.objects.filter(mind_id=mind_id)[:sample]]
+    return sum(len(e.ids) for e in tokenizer.encode_batch(texts)) / max(len(texts), 1)
+
+
 def until_model_in_every_worker(server: common.Server, call, *, limit: int = 200) -> None:
     """Repeat a search by meaning until every worker has served one (its model loaded and
     its mind's vectors cached): the timed rounds then measure neither."""
@@ -267,6 +305,30 @@ def store_to_vector_at_idle(
     finally:
         worker.terminate()
         worker.wait(timeout=30)
+
+
+DASHBOARD_PAGES = (
+    "memory table, page 1",
+    "search 'deploy', best first",
+    "review queue, page 1",
+    "review queue, ?page=last",
+)
+
+
+def dashboard_pages(
+    server: common.Server, email: str, password: str, mind_id: str, *, rounds: int
+) -> dict:
+    """bench_dashboard's pages of the measured mind, signed in as its owner, each round
+    beside GET /health; the signed-in browser is returned under "browser"."""
+    browser = bench_dashboard.Browser(server.host, server.port)
+    bench_dashboard.log_in(browser, email, password)
+    anonymous = server.client()
+    paths = bench_dashboard.dashboard_pages(mind_id)
+    calls = {
+        name: (lambda p=paths[name]: bench_search.check(browser.get(p))) for name in DASHBOARD_PAGES
+    }
+    calls["health"] = lambda: bench_search.check(anonymous.get("/health"))
+    return {**bench_search.interleaved(calls, rounds=rounds), "browser": browser}
 
 
 def machine(load_at_start: float) -> str:
@@ -308,7 +370,10 @@ def main(argv: list[str] | None = None) -> int:
 
     with common.BenchDatabase() as db, contextlib.ExitStack() as stack:
         # 1. Seed as bench_search does.
-        _, mind, key = common.create_mind("Measured")
+        owner, mind, key = common.create_mind("Measured")
+        password = secrets.token_urlsafe(16)  # the dashboard's rows log in as the owner
+        owner.set_password(password)
+        owner.save()
         common.seed_memories(mind, mind_size, seed=1, content=bench_search.target_content)
         for n in range(other_minds):
             _, other, _ = common.create_mind(f"Other {n}")
@@ -318,11 +383,22 @@ def main(argv: list[str] | None = None) -> int:
         say(f"seeded {total_seeded:,} memories ({mind_size:,} in the measured mind)")
         # Vectors for the measured mind only, through the outbox, as the worker makes them.
         embedding = embed_measured_mind(mind.pk, bare_sample=min(mind_size, 2000))
+        embedding["tokens"] = mean_tokens(mind.pk)
+        agent_like = embed_agent_like_mind(500 if quick else 2000)
+        agent_like["tokens"] = mean_tokens(agent_like.pop("mind_id"))
         db.settle()
         say(
             f"embedded {embedding['stored']:,} memories: {embedding['worker_rate']:,.0f}/s "
             f"through the outbox, bare model {embedding['bare_rate']:,.0f}/s"
         )
+        # "Verify all matching" acts on a mind of its own: 5,000 unverified memories.
+        from minds.services import mind_create
+
+        to_verify, _ = mind_create(owner=owner, name="To verify")
+        common.seed_memories(
+            to_verify, bench_dashboard.VERIFY_SIZE, seed=7, verified_share=0, expired_share=0
+        )
+        bench_dashboard.collect_static()
         gc.collect()
         gc.freeze()
 
@@ -434,6 +510,11 @@ def main(argv: list[str] | None = None) -> int:
             # 10. Store to vector at idle, the huey worker beside gunicorn.
             idle = store_to_vector_at_idle(server, db, write_key, stores=idle_stores, gap=1.0)
             say(f"store -> vector p95 {ms(idle, 95):.0f} ms")
+
+            # 11. The dashboard, signed in as the measured mind's owner.
+            dashboard = dashboard_pages(server, owner.email, password, mind.pk, rounds=rounds)
+            verify_all = bench_dashboard.verify_all(dashboard.pop("browser"), to_verify)
+            say(f"dashboard measured; verify all matching {verify_all:.2f} s")
         raw.close()
 
     rows = table_rows(
@@ -454,7 +535,10 @@ def main(argv: list[str] | None = None) -> int:
         with_model=with_model,
         hybrids=hybrids,
         embedding=embedding,
+        agent_like=agent_like,
         idle=idle,
+        dashboard=dashboard,
+        verify_all=verify_all,
         total_seeded=total_seeded,
         mind_size=mind_size,
     )
@@ -563,17 +647,27 @@ def table_rows(**f) -> list[Row]:
             )
         )
     e = f["embedding"]
+    a = f["agent_like"]
     idle = f["idle"]
     others = f["total_seeded"] - f["mind_size"]
     rows += [
         Row(
             f"worker embedding rate, 1 thread ({e['stored']:,} of the measured mind; "
             f"the other {others:,} not embedded)",
-            f"{e['worker_rate']:,.0f} memories/s",
+            f"{e['worker_rate']:,.0f} memories/s, {e['tokens']:.0f} tokens each",
             f"bare model, same texts {e['bare_rate']:,.0f}/s",
             f"{e['worker_rate'] / e['bare_rate']:.2f}x",
             ">= 150/s",
             e["worker_rate"] >= 150,
+        ),
+        Row(
+            f"worker embedding rate, 1 thread, memories as agents write them "
+            f"({a['stored']:,}, search_eval's contents)",
+            f"{a['rate']:,.0f} memories/s, {a['tokens']:.0f} tokens each",
+            f"measured mind's {e['worker_rate']:,.0f}/s beside",
+            f"{a['rate'] / e['worker_rate']:.2f}x",
+            ">= 150/s",
+            a["rate"] >= 150,
         ),
         Row(
             f"store -> vector at idle, huey worker beside ({len(idle)} stores, 1 s apart)",
@@ -584,6 +678,26 @@ def table_rows(**f) -> list[Row]:
             ms(idle, 95) <= 2000,
         ),
     ]
+    pages = f["dashboard"]
+    beside = ms(pages["health"])
+    for name in DASHBOARD_PAGES:
+        page_p95 = ms(pages[name], 95)
+        rows.append(
+            Row(
+                f"dashboard {name} ({size:,} memories)",
+                f"{ms(pages[name]):.1f} / {page_p95:.1f} ms",
+                f"/health {beside:.2f} ms beside",
+                f"{ms(pages[name]) / beside:.0f}x",
+                "p95 <= 100 ms",
+                page_p95 <= 100,
+            )
+        )
+    rows.append(
+        Row(
+            f"dashboard verify all matching, {bench_dashboard.VERIFY_SIZE:,} memories (1 POST)",
+            f"{f['verify_all']:.2f} s",
+        )
+    )
     bare, loaded = f["without_model"], f["with_model"]
     rows += [
         Row(
