@@ -31,7 +31,7 @@ started the way `make run` starts it (gunicorn.conf.py, WEB_CONCURRENCY=2 worker
    (bench_sync.RawSQLite, one commit per 1,000 rows) into memories_memory of the copy, its
    indexes and search trigger at 100,000 memories;
 8. peak resident memory (VmHWM) and PSS of each gunicorn worker, read from /proc, before
-   any search by meaning (no model loaded);
+   any search by meaning (the model is there already: the master loads it before the fork);
 9. hybrid search, the same queries with mode=hybrid (the query's embedding included), each
    round beside the same query with mode=keyword; then the workers' memory again, now with
    the model loaded;
@@ -260,11 +260,13 @@ def mean_tokens(mind_id: str, sample: int = 500) -> float:
     """How many of the local model's tokens the mind's embedded texts have, on average."""
     from tokenizers import Tokenizer
 
-    from memories.embeddings.local import TOKENIZER_PATH
+    from memories.embeddings.local import MAX_TOKENS, TOKENIZER_PATH
     from memories.embeddings.text import embedding_text
     from memories.models import Memory
 
     tokenizer = Tokenizer.from_file(str(TOKENIZER_PATH))
+    tokenizer.no_padding()  # as the model reads them: unpadded, cut at MAX_TOKENS
+    tokenizer.enable_truncation(max_length=MAX_TOKENS)
     texts = [embedding_text(m) for m in Memory.objects.filter(mind_id=mind_id)[:sample]]
     return sum(len(e.ids) for e in tokenizer.encode_batch(texts)) / max(len(texts), 1)
 
@@ -486,7 +488,7 @@ def main(argv: list[str] | None = None) -> int:
                 f"raw inserts beside it {raw_ours_rate:,.0f}/s"
             )
 
-            # 8. Memory per worker, no model loaded yet (no search by meaning so far).
+            # 8. Memory per worker before any search by meaning (the model came with the fork).
             without_model = worker_memory_mb(server)
 
             # 9. Hybrid search, the same queries, each round beside the keyword search.
@@ -701,12 +703,13 @@ def table_rows(**f) -> list[Row]:
     bare, loaded = f["without_model"], f["with_model"]
     rows += [
         Row(
-            f"peak RSS per worker ({f['total_seeded']:,}+ memories), no model",
+            f"peak RSS per worker ({f['total_seeded']:,}+ memories), before any search by "
+            "meaning (model loaded before the fork)",
             " / ".join(f"{w['peak']:.0f}" for w in bare) + " MB",
             "PSS now " + " / ".join(f"{w['pss']:.0f}" for w in bare) + " MB",
             "",
-            "<= 150 MB",
-            max(w["peak"] for w in bare) <= 150 and not any(w["model"] for w in bare),
+            "<= 250 MB",
+            max(w["peak"] for w in bare) <= 250 and all(w["model"] for w in bare),
         ),
         Row(
             "peak RSS per worker, model loaded (after hybrid search)",
