@@ -283,7 +283,6 @@ def memory_search(
         now=now,
     )
     keyword_ids = [memory_id for memory_id, _ in keyword]
-    close.need(keyword_ids)  # their cosines, where not at hand, in one query
     fused = semantic.fuse(keyword=keyword_ids, meaning=closest, close=close)
     # Found by meaning among the best, and by keyword further down: both.
     fused = [
@@ -411,7 +410,6 @@ def memory_search_ids(
     if not close.vectors:
         return every
     best = every[: semantic.FUSION_DEPTH]
-    close.need(best)
     fused = semantic.fuse(keyword=best, meaning=meaning[: semantic.FUSION_DEPTH], close=close)
     first = [f.memory_id for f in fused]
     seen = set(first)

@@ -169,6 +169,7 @@ def fuse(*, keyword: list[str], meaning: list[tuple[str, float]], close: Closene
     A keyword match without a vector of the model (not embedded yet) counts as agreeing: it
     keeps its keyword lift and ranks among the others by it.
     """
+    close.need(keyword)  # the keyword matches' cosines, where not at hand, in one query
     ranks = {memory_id: rank for rank, memory_id in enumerate(keyword, 1)}
     close_ids = {memory_id for memory_id, _ in meaning}
     fused = []

@@ -131,6 +131,9 @@ class Known:
     def of(self, memory_id: str) -> float | None:
         return self.cosines.get(memory_id)
 
+    def need(self, memory_ids: list[str]) -> None:
+        """Every cosine is at hand already."""
+
 
 def fused(keyword, meaning, cosines):
     found = semantic.fuse(keyword=keyword, meaning=meaning, close=Known(cosines))  # type: ignore[arg-type]
