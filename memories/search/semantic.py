@@ -27,7 +27,9 @@ from memories.models import MemoryVector
 CACHE_BYTES = 48 * 1024 * 1024
 
 _VECTORS = MemoryVector._meta.db_table
-_MARKER_SQL = f"SELECT count(*), max(embedded_at) FROM {_VECTORS} WHERE mind_id = %s AND model = %s"
+_MIND_VECTORS = f"FROM {_VECTORS} WHERE mind_id = %s AND model = %s"
+# Two subqueries: the newest is read off the index's end, where one query scans for both.
+_MARKER_SQL = f"SELECT (SELECT count(*) {_MIND_VECTORS}), (SELECT max(embedded_at) {_MIND_VECTORS})"
 _READ_SQL = (
     f"SELECT memory_id, vector FROM {_VECTORS} WHERE mind_id = %s AND model = %s ORDER BY memory_id"
 )
@@ -58,7 +60,7 @@ def mind_matrix(*, mind_id: str, model: str, dimensions: int) -> MindMatrix:
     size under the same name: the worker re-embeds it).
     """
     with connection.cursor() as cursor:
-        cursor.execute(_MARKER_SQL, [mind_id, model])
+        cursor.execute(_MARKER_SQL, [mind_id, model, mind_id, model])
         count, latest = cursor.fetchone()
     marker = (count, latest)
     key = (mind_id, model)

@@ -24,8 +24,16 @@ CORE = sorted(
 BELOW_THE_CORE = {"minds.models", "minds.access", "synapse_site.ids"}
 HTTP = ("rest_framework", "drf_spectacular", "django.http", "django.shortcuts", "django.urls")
 # The third-party packages the core stands on. Search by meaning (memories/embeddings/) adds
-# numpy, onnxruntime and tokenizers, which run the bundled model.
-CORE_THIRD_PARTY = {"django", "django_stubs_ext", "orjson", "numpy", "onnxruntime", "tokenizers"}
+# numpy, onnx, onnxruntime and tokenizers, which run the bundled model.
+CORE_THIRD_PARTY = {
+    "django",
+    "django_stubs_ext",
+    "orjson",
+    "numpy",
+    "onnx",
+    "onnxruntime",
+    "tokenizers",
+}
 # Calls out of the process: only the embeddings API's client, with the standard library's
 # urllib. It asks a server for vectors; answering HTTP stays the faces' job.
 OUTBOUND = ("urllib.request", "urllib.error", "http.client", "socket", "requests", "httpx")

@@ -16,10 +16,13 @@ import subprocess
 import sys
 import threading
 import time
+from collections import Counter
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import numpy as np
+import onnx
+import onnxruntime
 import pytest
 from django.core.exceptions import ImproperlyConfigured
 from django.test import override_settings
@@ -27,6 +30,7 @@ from django.test import override_settings
 import memories.embeddings as embeddings
 from memories.embeddings import EmbeddingsError, ModelFileRefused, get_embedder
 from memories.embeddings import local as local_model
+from memories.embeddings.int8 import integer_weights
 from memories.embeddings.local import LocalEmbedder
 from memories.embeddings.remote import BATCH_SIZE, RemoteEmbedder
 
@@ -94,7 +98,7 @@ def test_the_process_loads_the_model_once_however_many_threads_ask(monkeypatch):
 
 def test_the_process_embedder_is_the_local_model(embedder):
     assert get_embedder() is embedder
-    assert embedder.model == "minilm-l6-v2-int8"
+    assert embedder.model == "minilm-l6-v2-int8-dynamic"
     assert embedder.dimensions == 384
 
 
@@ -163,13 +167,63 @@ def test_a_paraphrase_ranks_above_unrelated_memories(embedder):
         assert int(np.argmax(matrix @ embedder.embed_query(question))) == expected, question
 
 
-def test_a_batch_gives_each_text_its_own_vector(embedder):
+def test_a_text_gets_the_same_vector_whatever_is_embedded_beside_it(embedder):
     texts = [f"Memory number {i}: " + "words " * (i * 7 % 40) for i in range(70)]
     texts[10:10] = [" ".join(f"long{i}" for i in range(300)), ""]  # past 256 tokens, none
-    batch = embedder.embed_documents(texts)
+    together = embedder.embed_documents(texts)
     one_by_one = np.stack([embedder.embed_query(t) for t in texts])
-    assert batch.shape == (72, 384)
-    assert np.allclose(batch, one_by_one, atol=1e-4)
+    assert together.shape == (72, 384)
+    assert np.array_equal(together, one_by_one)
+    assert np.array_equal(embedder.embed_documents(texts[::-1])[::-1], together)
+
+
+def test_the_weights_stay_int8():
+    model = onnx.load(str(local_model.model_path()))
+    stored = Counter(node.op_type for node in model.graph.node)
+    rewritten = onnx.load_from_string(
+        integer_weights(
+            model.SerializeToString(),
+            products=local_model.INT8_PRODUCTS,
+            lookups=local_model.INT8_LOOKUPS,
+        )
+    )
+    ops = Counter(node.op_type for node in rewritten.graph.node)
+    assert stored["MatMulInteger"] == 0
+    assert ops["MatMulInteger"] == local_model.INT8_PRODUCTS == 36
+    assert ops["MatMul"] == stored["MatMul"] - 36  # what is left multiplies activations
+    assert ops["Gather"] == stored["Gather"] + 2  # each table's rows, then their scales
+    # No int8 weight is turned into float32 any more.
+    int8 = {t.name for t in rewritten.graph.initializer if t.data_type == onnx.TensorProto.INT8}
+    assert not [n for n in rewritten.graph.node if n.op_type == "Cast" and n.input[0] in int8]
+
+
+def test_a_graph_with_other_weight_products_is_refused():
+    data = local_model.model_path().read_bytes()
+    with pytest.raises(EmbeddingsError, match="36 int8 weight products and 2 int8 lookups where"):
+        integer_weights(data, products=35, lookups=2)
+    with pytest.raises(EmbeddingsError, match="where 36 and 3 were expected"):
+        integer_weights(data, products=36, lookups=3)
+
+
+def test_int8_products_agree_with_the_file_run_as_stored(embedder):
+    """The file run as stored (its weights folded to float32 by onnxruntime) and run on int8
+    give nearly the same vectors."""
+    options = onnxruntime.SessionOptions()
+    options.intra_op_num_threads = 1
+    as_stored = LocalEmbedder.__new__(LocalEmbedder)
+    as_stored._tokenizer = embedder._tokenizer
+    as_stored._session = onnxruntime.InferenceSession(
+        str(local_model.model_path()), sess_options=options
+    )
+    texts = [
+        "Has a border collie named Pixel.",
+        "Reports to Priya Raman, engineering manager of the platform group.",
+        "Prefers pytest over unittest; runs the suite before every push.",
+        "Deploys the invoice app with docker compose on the Hetzner box, every Friday.",
+        "who is his boss",
+    ]
+    agreement = (embedder.embed_documents(texts) * as_stored.embed_documents(texts)).sum(axis=1)
+    assert agreement.min() > 0.98
 
 
 def test_long_texts_are_cut_to_what_the_model_reads(embedder):

@@ -1,0 +1,106 @@
+"""Run the bundled model's int8 weights as int8.
+
+The file stores each weight matrix as int8 values and float32 scales, made float32 in the
+graph (`Cast(W_q) * scale`) before use. Run as stored, onnxruntime folds every one of them
+into a float32 copy when it loads the file (four times the size) and multiplies in float32.
+Rewritten here, before the session is made:
+
+- a product `X @ (Cast(W_q) * s)`, s one scale per column, quantizes X to 8 bits on each
+  call (`DynamicQuantizeLinear`: one scale and zero point for the whole of X) and multiplies
+  int8 by int8 (`MatMulInteger`), then scales the int32 sums back to float32:
+  `((X_q - z_x) @ W_q) * (s_x * s)`, what onnxruntime's own dynamic quantization produces;
+- a lookup `Gather(Cast(W_q) * s, ids)`, s one scale per row (the token and position
+  tables), gathers the int8 rows and their scales, then makes only those float32: the same
+  values.
+
+The weights stay int8 in memory, and the products run on the CPU's integer instructions.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import onnx
+from onnx import TensorProto, helper
+
+from memories.embeddings.errors import EmbeddingsError
+
+_WEIGHT_ZERO = "int8_weight_zero_point"
+
+
+def integer_weights(model_bytes: bytes, *, products: int, lookups: int) -> bytes:
+    """The model with its int8 weights used as int8 (above), as bytes for onnxruntime.
+    `products` and `lookups` are how many of each the pinned file has: any other count
+    means the graph is not the one this was written for, and it is refused."""
+    model = onnx.load_from_string(model_bytes)
+    graph = model.graph
+    int8 = {tensor.name for tensor in graph.initializer if tensor.data_type == TensorProto.INT8}
+    constant = {tensor.name for tensor in graph.initializer}
+    made_by = {output: node for node in graph.node for output in node.output}
+    readers: dict[str, int] = {}
+    for node in graph.node:
+        for name in node.input:
+            readers[name] = readers.get(name, 0) + 1
+
+    def int8_weights(name: str) -> tuple[Any, Any] | None:
+        """(Cast, Mul) when `name` is `Cast(W_q) * scale`, both read only once."""
+        scale = made_by.get(name)
+        if scale is None or scale.op_type != "Mul" or scale.input[1] not in constant:
+            return None
+        cast = made_by.get(scale.input[0])
+        if cast is None or cast.op_type != "Cast" or cast.input[0] not in int8:
+            return None
+        if readers.get(scale.output[0]) != 1 or readers.get(cast.output[0]) != 1:
+            return None
+        return cast, scale
+
+    nodes: list[Any] = []
+    replaced: set[int] = set()  # the Cast and Mul nodes that made float32 weights
+    quantized: dict[str, list[str]] = {}  # an input -> its 8-bit form, scale and zero point
+    done = {"MatMul": 0, "Gather": 0}
+    for node in graph.node:
+        position = {"MatMul": 1, "Gather": 0}.get(node.op_type)
+        weights = int8_weights(node.input[position]) if position is not None else None
+        if weights is None:
+            nodes.append(node)
+            continue
+        cast, scale = weights
+        replaced.update((id(cast), id(scale)))
+        done[node.op_type] += 1
+        w_q, w_scale, out = cast.input[0], scale.input[1], node.output[0]
+        if node.op_type == "Gather":
+            ids = node.input[1]
+            nodes += [
+                helper.make_node("Gather", [w_q, ids], [f"{out}_i8"], **_attributes(node)),
+                helper.make_node("Gather", [w_scale, ids], [f"{out}_scale"], **_attributes(node)),
+                helper.make_node("Cast", [f"{out}_i8"], [f"{out}_f32"], to=TensorProto.FLOAT),
+                helper.make_node("Mul", [f"{out}_f32", f"{out}_scale"], [out]),
+            ]
+            continue
+        x = node.input[0]
+        if x not in quantized:
+            quantized[x] = [f"{x}_u8", f"{x}_u8_scale", f"{x}_u8_zero"]
+            nodes.append(helper.make_node("DynamicQuantizeLinear", [x], quantized[x]))
+        x_u8, x_scale, x_zero = quantized[x]
+        nodes += [
+            helper.make_node("MatMulInteger", [x_u8, w_q, x_zero, _WEIGHT_ZERO], [f"{out}_i32"]),
+            helper.make_node("Cast", [f"{out}_i32"], [f"{out}_f32"], to=TensorProto.FLOAT),
+            helper.make_node("Mul", [x_scale, w_scale], [f"{out}_scale"]),
+            helper.make_node("Mul", [f"{out}_f32", f"{out}_scale"], [out]),
+        ]
+    if (done["MatMul"], done["Gather"]) != (products, lookups):
+        raise EmbeddingsError(
+            f"The embedding model has {done['MatMul']} int8 weight products and "
+            f"{done['Gather']} int8 lookups where {products} and {lookups} were expected: it "
+            "is not the file this server was built for."
+        )
+    kept = [node for node in nodes if id(node) not in replaced]
+    del graph.node[:]
+    graph.node.extend(kept)  # the new nodes stand where the node they replace stood
+    graph.initializer.append(helper.make_tensor(_WEIGHT_ZERO, TensorProto.INT8, [], [0]))
+    data: bytes = model.SerializeToString()
+    return data
+
+
+def _attributes(node: Any) -> dict[str, Any]:
+    return {attribute.name: helper.get_attribute_value(attribute) for attribute in node.attribute}
