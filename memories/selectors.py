@@ -532,7 +532,9 @@ def _closest(
         limit=semantic.CANDIDATES,
     )
     # Checked best first, a few times `enough` at once: most pass, so one round usually does.
-    step = 2 * enough if enough else len(close.ranked)
+    # A phrase or an exclusion passes few, and each round would run its MATCH again: one.
+    constrained = bool(parsed.required or parsed.excluded)
+    step = 2 * enough if enough and not constrained else len(close.ranked)
     kept: list[tuple[str, float]] = []
     for start in range(0, len(close.ranked), max(step, 1)):
         chunk = close.ranked[start : start + step]

@@ -241,15 +241,24 @@ WHERE {FTS_TABLE} MATCH %s AND m.mind_id = %s {{filters}}
 ORDER BY score DESC, m.rowid DESC LIMIT %s
 """
 
-SNIPPETS_SQL = f"""
-WITH page AS MATERIALIZED (SELECT rowid AS hit_rowid FROM memories_memory WHERE id IN ({{marks}}))
+_SNIPPET_COLUMNS = f"""
 SELECT m.id, snippet({FTS_TABLE}, 2, '{SNIPPET_OPEN}', '{SNIPPET_CLOSE}', '{SNIPPET_ELLIPSIS}',
                      {SNIPPET_TOKENS}),
        highlight({FTS_TABLE}, 0, '{SNIPPET_OPEN}', '{SNIPPET_CLOSE}')
+"""
+# Snippets of given memories, the two ways `search` has (above): by rowid, or in one pass.
+SNIPPETS_SQL_BY_ROWID = f"""
+WITH page AS MATERIALIZED (SELECT rowid AS hit_rowid FROM memories_memory WHERE id IN ({{marks}}))
+{_SNIPPET_COLUMNS}
 FROM page
 CROSS JOIN {FTS_TABLE} ON {FTS_TABLE}.rowid = page.hit_rowid
 CROSS JOIN memories_memory AS m ON m.rowid = page.hit_rowid
 WHERE {FTS_TABLE} MATCH %s
+"""
+SNIPPETS_SQL_ONE_PASS = f"""
+{_SNIPPET_COLUMNS}
+FROM {FTS_TABLE} CROSS JOIN memories_memory AS m ON m.rowid = {FTS_TABLE}.rowid
+WHERE m.id IN ({{marks}}) AND {FTS_TABLE} MATCH %s
 """
 
 
@@ -311,8 +320,10 @@ def snippets(*, mind_id: str, parsed: ParsedQuery, memories: list[Memory]) -> di
         return {}
     expression = match_expression(mind_id=mind_id, parsed=parsed)
     marks = ", ".join(["%s"] * len(memories))
+    one_pass = any(term.prefix for term in parsed.terms)
+    sql = (SNIPPETS_SQL_ONE_PASS if one_pass else SNIPPETS_SQL_BY_ROWID).format(marks=marks)
     with connection.cursor() as cursor:
-        cursor.execute(SNIPPETS_SQL.format(marks=marks), [*(m.pk for m in memories), expression])
+        cursor.execute(sql, [*(m.pk for m in memories), expression])
         return {memory_id: _pick(content, key) for memory_id, content, key in cursor.fetchall()}
 
 

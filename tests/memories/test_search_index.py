@@ -14,6 +14,7 @@ from django.db import connection
 from memories.actors import Actor
 from memories.models import Memory
 from memories.search import sqlite as fts
+from memories.search.query import parse_query
 from memories.selectors import memory_search
 from memories.services import memory_delete, memory_update, memory_upsert
 
@@ -257,6 +258,28 @@ def test_both_snippet_strategies_give_the_same_page(mind, monkeypatch):
         if one_pass is not None:
             assert one_pass == by_rowid
         assert by_rowid[1] and all("«" in snippet for _, _, snippet in by_rowid[1])
+
+
+def test_snippets_of_given_memories_are_the_same_both_ways(mind):
+    """Hybrid search's snippets (fts.snippets): one pass for a prefix, by rowid otherwise;
+    each the snippet `search` gives the same memory."""
+    for i in range(12):
+        remember(mind, f"note_deploy_{i}", f"deployed {'server ' * i}on day {i}", tags=["ops"])
+    remember(mind, "note_other", "nothing relevant")
+    for q in ("deplo*", "deployed server", 'serv* -"day 3"', "ops"):
+        parsed = parse_query(q)
+        hits = memory_search(mind=mind, q=q, limit=20, mode="keyword").hits
+        memories = [h.memory for h in hits]
+        expected = {h.memory.pk: h.snippet for h in hits}
+        given = fts.snippets(mind_id=mind.pk, parsed=parsed, memories=memories)
+        assert given == expected, q
+        sql = fts.SNIPPETS_SQL_BY_ROWID if "*" in q else fts.SNIPPETS_SQL_ONE_PASS
+        marks = ", ".join(["%s"] * len(memories))
+        expression = fts.match_expression(mind_id=mind.pk, parsed=parsed)
+        with connection.cursor() as cursor:
+            cursor.execute(sql.format(marks=marks), [*(m.pk for m in memories), expression])
+            other_way = {pk: fts._pick(content, key) for pk, content, key in cursor.fetchall()}
+        assert other_way == expected, q
 
 
 @pytest.mark.django_db(transaction=True)
