@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import re
 from datetime import datetime
+from decimal import ROUND_HALF_UP, Decimal
 from urllib.parse import quote
 
 from django import template
@@ -12,6 +13,7 @@ from django.conf import settings
 from django.urls import reverse
 from django.utils import timezone
 from django.utils.html import escape, format_html, format_html_join
+from django.utils.http import RFC3986_SUBDELIMS
 from django.utils.safestring import SafeString, mark_safe
 
 from dashboard import charts
@@ -146,6 +148,7 @@ def percent(value) -> str:
 # --- Per-row helpers: a table renders these for every one of up to 200 rows ----------------
 
 _MIND_ID, _MEMORY_ID = "MINDID0", "MEMORYID0"
+_SAFE = RFC3986_SUBDELIMS + "/~:@"  # what reverse() leaves unquoted
 
 
 @register.simple_tag(takes_context=True)
@@ -156,7 +159,7 @@ def memory_url(context, memory, view: str = "memory") -> str:
     patterns = context.render_context.setdefault("memory_urls", {})
     if view not in patterns:
         patterns[view] = reverse(f"dashboard:{view}", args=[_MIND_ID, _MEMORY_ID])
-    ids = {_MIND_ID: quote(memory.mind_id, safe=""), _MEMORY_ID: quote(memory.pk, safe="")}
+    ids = {_MIND_ID: quote(memory.mind_id, safe=_SAFE), _MEMORY_ID: quote(memory.pk, safe=_SAFE)}
     url: str = patterns[view]
     for placeholder, value in ids.items():
         url = url.replace(placeholder, value)
@@ -172,8 +175,14 @@ def preview(text: str, length: int) -> str:
 
 @register.filter
 def two_places(value: float | None) -> str:
-    """A confidence as the tables show it: two decimal places."""
-    return "" if value is None else f"{value:.2f}"
+    """A confidence as the tables show it: two decimal places, halves rounded up (as
+    floatformat:2)."""
+    if value is None:
+        return ""
+    return str(Decimal(repr(value)).quantize(_HUNDREDTH, rounding=ROUND_HALF_UP))
+
+
+_HUNDREDTH = Decimal("0.01")
 
 
 @register.simple_tag
