@@ -1,3 +1,4 @@
+import re
 from datetime import timedelta
 
 import pytest
@@ -10,6 +11,7 @@ from memories.services import memory_upsert
 from minds.models import Mind
 from tests.conftest import bearer_client
 from tests.dashboard.conftest import agent_store
+from tests.memory_bulk import many_memories
 
 pytestmark = pytest.mark.django_db
 
@@ -30,7 +32,22 @@ def test_list_shows_own_minds_with_counts(web, mind, stranger_mind):
     assert (row.total, row.expired, row.unverified, row.expiring_soon) == (4, 1, 2, 1)
     html = response.content.decode()
     assert "Olive&#x27;s Mind" in html and "Stranger" not in html
-    assert "2 to review" in html and "(1 expired)" in html
+    assert "2 to review" in html
+    # As the mind's overview counts them: the live ones, then the expired beside them.
+    assert re.search(r'data-label="Memories">3 <span class="muted">\(\+1 expired\)', html)
+    overview = web.get(f"/dashboard/minds/{mind.pk}/").content.decode()
+    assert re.search(r">3</span> memories <span class=\"muted\">\(\+1 expired\)", overview)
+
+
+def test_list_writes_large_counts_with_separators(web, mind):
+    now = timezone.now()
+    many_memories(mind, 1_204)
+    many_memories(
+        mind, 1_001, key=lambda i: f"old_{i:04d}", expires_at=now - timedelta(days=1), now=now
+    )
+    html = web.get("/dashboard/").content.decode()
+    assert '"Memories">1,204 <span class="muted">(+1,001 expired)' in html
+    assert "1,204 to review" in html
 
 
 def test_empty_list_invites_to_create(other_web):
