@@ -217,18 +217,20 @@ _HEADLINE = (
     f"MinWords={SNIPPET_TOKENS // 2}, ShortWord=0, MaxFragments=1"
 )
 
-# `matched` ranks every match of the mind and is counted for `total`; `page` keeps the rows
-# shown; only those get headlines (ts_headline re-parses the text). The tsquery is written
-# out where it is used (not joined from a CTE) so the planner sees a constant it can take
-# to the GIN index. Equal scores (rare): the newer memory first, as on SQLite.
-SEARCH_SQL = f"""
+# Every match of the mind, ranked: `search` pages it, `ranking_counted` takes its best.
+_MATCHED = f"""
 WITH matched AS MATERIALIZED (
     SELECT m.id AS hit_id, m.created_at AS hit_created,
            ts_rank({_RANK_WEIGHTS}, m.{VECTOR_COLUMN}, {_TSQUERY}, {_RANK_NORMALIZATION})
                AS hit_rank
     FROM memories_memory AS m
     WHERE m.mind_id = %s AND m.{VECTOR_COLUMN} @@ {_TSQUERY} /*filters*/
-),
+)"""
+# `matched` ranks every match of the mind and is counted for `total`; `page` keeps the rows
+# shown; only those get headlines (ts_headline re-parses the text). The tsquery is written
+# out where it is used (not joined from a CTE) so the planner sees a constant it can take
+# to the GIN index. Equal scores (rare): the newer memory first, as on SQLite.
+SEARCH_SQL = f"""{_MATCHED},
 page AS MATERIALIZED (
     SELECT matched.* FROM matched /*page_join*/ ORDER BY /*order*/ LIMIT %s OFFSET %s
 )
@@ -303,14 +305,7 @@ ORDER BY score DESC, m.created_at DESC, m.id DESC LIMIT %s
 """
 
 # `ranking`'s best, with how many match in all and which of some ids do, in one pass.
-RANKING_COUNTED_SQL = f"""
-WITH matched AS MATERIALIZED (
-    SELECT m.id AS hit_id, m.created_at AS hit_created,
-           ts_rank({_RANK_WEIGHTS}, m.{VECTOR_COLUMN}, {_TSQUERY}, {_RANK_NORMALIZATION})
-               AS hit_rank
-    FROM memories_memory AS m
-    WHERE m.mind_id = %s AND m.{VECTOR_COLUMN} @@ {_TSQUERY} /*filters*/
-)
+RANKING_COUNTED_SQL = f"""{_MATCHED}
 SELECT hit_id, hit_rank, (SELECT count(*) FROM matched),
        (SELECT array_agg(hit_id) FROM matched WHERE hit_id = ANY(%s))
 FROM matched ORDER BY {RANK_ORDER} LIMIT %s

@@ -127,7 +127,7 @@ DROP_SQL = (
 #   for whole words, but FTS5 re-expands a prefix (`deplo*`) over the whole index each time;
 # - in one pass: evaluate the expression once more over all the mind's matches and keep
 #   the page's rows.
-# `search` picks by-rowid unless the query has a prefix term.
+# `search` and `snippets` pick by-rowid unless the query has a prefix term (`_one_pass`).
 _SEARCH_HEAD = f"""
 WITH matched AS MATERIALIZED (
     SELECT {FTS_TABLE}.rowid AS hit_rowid,
@@ -215,8 +215,7 @@ def search(
     """
     expression = match_expression(mind_id=mind_id, parsed=parsed, tag=filters.tag)
     where, params = filters.sql(now=now, db=connection)
-    has_prefix = any(term.prefix for term in parsed.terms)
-    template = SEARCH_SQL_ONE_PASS if has_prefix else SEARCH_SQL_BY_ROWID
+    template = SEARCH_SQL_ONE_PASS if _one_pass(parsed) else SEARCH_SQL_BY_ROWID
     if sort is None:
         page_join, order, final_order = "", RANK_ORDER, PAGE_RANK_ORDER
     else:
@@ -320,8 +319,8 @@ def snippets(*, mind_id: str, parsed: ParsedQuery, memories: list[Memory]) -> di
         return {}
     expression = match_expression(mind_id=mind_id, parsed=parsed)
     marks = ", ".join(["%s"] * len(memories))
-    one_pass = any(term.prefix for term in parsed.terms)
-    sql = (SNIPPETS_SQL_ONE_PASS if one_pass else SNIPPETS_SQL_BY_ROWID).format(marks=marks)
+    template = SNIPPETS_SQL_ONE_PASS if _one_pass(parsed) else SNIPPETS_SQL_BY_ROWID
+    sql = template.format(marks=marks)
     with connection.cursor() as cursor:
         cursor.execute(sql, [*(m.pk for m in memories), expression])
         return {memory_id: _pick(content, key) for memory_id, content, key in cursor.fetchall()}
@@ -364,6 +363,12 @@ def matching_ids_sql(*, mind_id: str, parsed: ParsedQuery) -> tuple[str, list[An
         f"ON m.rowid = {FTS_TABLE}.rowid WHERE {FTS_TABLE} MATCH %s AND m.mind_id = %s"
     )
     return sql, [match_expression(mind_id=mind_id, parsed=parsed), mind_id]
+
+
+def _one_pass(parsed: ParsedQuery) -> bool:
+    """Snippets in one pass, not by rowid: a prefix term, which FTS5 would re-expand over
+    the whole index for every rowid it seeks (see SEARCH_SQL_ONE_PASS)."""
+    return any(term.prefix for term in parsed.terms)
 
 
 def _count(expression: str, mind_id: str, where: str, params: list[Any]) -> int:
