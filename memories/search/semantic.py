@@ -30,9 +30,7 @@ _VECTORS = MemoryVector._meta.db_table
 _MIND_VECTORS = f"FROM {_VECTORS} WHERE mind_id = %s AND model = %s"
 # Two subqueries: the newest is read off the index's end, where one query scans for both.
 _MARKER_SQL = f"SELECT (SELECT count(*) {_MIND_VECTORS}), (SELECT max(embedded_at) {_MIND_VECTORS})"
-_READ_SQL = (
-    f"SELECT memory_id, vector FROM {_VECTORS} WHERE mind_id = %s AND model = %s ORDER BY memory_id"
-)
+_READ_SQL = f"SELECT memory_id, vector {_MIND_VECTORS} ORDER BY memory_id"
 
 
 @dataclass(frozen=True)
