@@ -111,6 +111,9 @@ class LocalEmbedder:
             integer_weights(model_bytes, products=INT8_PRODUCTS, lookups=INT8_LOOKUPS),
             sess_options=options,
             providers=["CPUExecutionProvider"],
+            # onnxruntime's fused SkipLayerNormalization kernel is slower on this CPU than
+            # the Add and LayerNormalization it would replace.
+            disabled_optimizers=["SkipLayerNormFusion"],
         )
         del model_bytes, tokenizer_text
         _give_back_freed_memory()
