@@ -22,6 +22,13 @@ def _ensure_search_index(
         stdout.write(f"Search index rebuilt on {using!r}: the memories table had been remade.\n")
 
 
+def _ensure_vectors_version(sender: AppConfig, using: str, **kwargs: Any) -> None:
+    # The same for the triggers that keep the mind's vectors version (search/semantic.py).
+    from memories.search import semantic
+
+    semantic.ensure_version_triggers(using=using)
+
+
 def _wake_worker() -> None:
     # Imported on first use: huey opens its queue when its module loads.
     from memories.tasks import wake
@@ -35,6 +42,7 @@ class MemoriesConfig(AppConfig):
 
     def ready(self) -> None:
         post_migrate.connect(_ensure_search_index, sender=self)
+        post_migrate.connect(_ensure_vectors_version, sender=self)
         from memories.embeddings import outbox
 
         outbox.on_queued(_wake_worker)

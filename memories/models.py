@@ -177,14 +177,24 @@ class MemoryVector(models.Model):
     embedded_at = models.DateTimeField(default=timezone.now)
 
     class Meta:
-        # (mind, model) for every read; embedded_at too so the search cache's change marker
-        # (count and latest embedded_at of a mind's vectors) is read from the index alone.
-        indexes = [
-            models.Index(fields=["mind", "model", "embedded_at"], name="memory_vector_mind_idx")
-        ]
+        indexes = [models.Index(fields=["mind", "model"], name="memory_vector_mind_idx")]
 
     def __str__(self) -> str:
         return f"{self.memory_id} ({self.model})"
+
+
+class VectorsVersion(models.Model):
+    """A number that moves whenever one of the mind's vectors is stored, replaced or
+    deleted, kept by triggers on MemoryVector's table (memories/search/semantic.py): the
+    search cache reads it by key to know its copy of the mind's vectors is current."""
+
+    mind = models.OneToOneField(
+        "minds.Mind", on_delete=models.CASCADE, primary_key=True, related_name="+"
+    )
+    version = models.BigIntegerField(default=0)
+
+    def __str__(self) -> str:
+        return f"{self.mind_id} (version {self.version})"
 
 
 class EmbeddingJob(models.Model):

@@ -2,11 +2,11 @@
 
 Brute force over the mind's vectors of the current model (one matrix-vector product; the
 vectors are L2-normalised, so the dot product is the cosine). The matrix is kept per process,
-keyed by (mind, model) and checked against a change marker read in one cheap query (how many
-vectors there are and when the newest was stored): the worker stores vectors with the time
-they were made and a write deletes the old vector, so any change moves one or the other.
-Only ids come out of here; selectors.py filters them and loads the memories, always
-scoped by the mind again.
+keyed by (mind, model) and checked against the mind's vectors version (VectorsVersion), read
+by key: triggers on the vectors' table move it in the same transaction as any insert,
+update or delete there, whichever code (or cascade) makes it, so a cached matrix is used
+only while it is exactly what the database holds. Only ids come out of here; selectors.py
+filters them and loads the memories, always scoped by the mind again.
 """
 
 from __future__ import annotations
@@ -14,30 +14,101 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 import numpy.typing as npt
-from django.db import connection
+from django.db import DEFAULT_DB_ALIAS, connection, connections
 
 from memories.embeddings import Embedder, Vectors
-from memories.models import MemoryVector
+from memories.models import MemoryVector, VectorsVersion
 
 # Matrices kept per process, by their size: a few large minds or many small ones.
 CACHE_BYTES = 48 * 1024 * 1024
 
 _VECTORS = MemoryVector._meta.db_table
-_MIND_VECTORS = f"FROM {_VECTORS} WHERE mind_id = %s AND model = %s"
-# Two subqueries: the newest is read off the index's end, where one query scans for both.
-_MARKER_SQL = f"SELECT (SELECT count(*) {_MIND_VECTORS}), (SELECT max(embedded_at) {_MIND_VECTORS})"
-_READ_SQL = f"SELECT memory_id, vector {_MIND_VECTORS} ORDER BY memory_id"
+_VERSIONS = VectorsVersion._meta.db_table
+_MARKER_SQL = f"SELECT version FROM {_VERSIONS} WHERE mind_id = %s"
+_READ_SQL = (
+    f"SELECT memory_id, vector FROM {_VECTORS} WHERE mind_id = %s AND model = %s ORDER BY memory_id"
+)
+
+# The triggers that keep VectorsVersion (migration 0009 holds a frozen copy of this SQL;
+# tests/memories/test_search_semantic.py checks the two agree). A mind's row is made by its
+# first vector; a delete only moves a row that exists, so deleting a mind, whatever order
+# its rows go in, never makes one again.
+_BUMP = (
+    f"INSERT INTO {_VERSIONS} (mind_id, version) VALUES (new.mind_id, 1) "
+    f"ON CONFLICT (mind_id) DO UPDATE SET version = {_VERSIONS}.version + 1"
+)
+VERSION_TRIGGERS = {
+    "sqlite": {
+        "memories_vectors_version_ai": (
+            f"CREATE TRIGGER IF NOT EXISTS memories_vectors_version_ai AFTER INSERT ON "
+            f"{_VECTORS} BEGIN {_BUMP}; END"
+        ),
+        "memories_vectors_version_au": (
+            f"CREATE TRIGGER IF NOT EXISTS memories_vectors_version_au AFTER UPDATE ON "
+            f"{_VECTORS} BEGIN {_BUMP}; UPDATE {_VERSIONS} SET version = version + 1 "
+            "WHERE mind_id = old.mind_id AND old.mind_id <> new.mind_id; END"
+        ),
+        "memories_vectors_version_ad": (
+            f"CREATE TRIGGER IF NOT EXISTS memories_vectors_version_ad AFTER DELETE ON "
+            f"{_VECTORS} BEGIN UPDATE {_VERSIONS} SET version = version + 1 "
+            "WHERE mind_id = old.mind_id; END"
+        ),
+    },
+    "postgresql": {
+        "memories_vectors_version": (
+            "CREATE OR REPLACE FUNCTION memories_vectors_version() RETURNS trigger "
+            "LANGUAGE plpgsql AS $fn$ BEGIN "
+            f"IF TG_OP <> 'DELETE' THEN {_BUMP}; END IF; "
+            f"IF TG_OP = 'DELETE' OR old.mind_id <> new.mind_id THEN UPDATE {_VERSIONS} "
+            "SET version = version + 1 WHERE mind_id = old.mind_id; END IF; "
+            "RETURN NULL; END $fn$"
+        ),
+        "memories_vectors_version_aiud": (
+            "CREATE OR REPLACE TRIGGER memories_vectors_version_aiud AFTER INSERT OR UPDATE OR "
+            f"DELETE ON {_VECTORS} FOR EACH ROW EXECUTE FUNCTION memories_vectors_version()"
+        ),
+    },
+}
+
+
+def ensure_version_triggers(*, using: str = DEFAULT_DB_ALIAS) -> bool:
+    """Make the version triggers again if they are missing; True if they were.
+
+    Run after every `migrate` (post_migrate, memories/apps.py): on SQLite, a migration that
+    alters the vectors' table remakes it without its triggers. Every mind's version moves
+    then, as the vectors may have changed while they were gone. Does nothing before
+    migration 0009 made them, or after it was reversed.
+    """
+    from django.db.migrations.recorder import MigrationRecorder
+
+    db = connections[using]
+    if db.vendor != "sqlite":
+        return False  # PostgreSQL keeps a table's triggers through ALTER TABLE
+    names = list(VERSION_TRIGGERS["sqlite"])
+    with db.cursor() as cursor:
+        cursor.execute(
+            "SELECT count(*) FROM sqlite_master WHERE type = 'trigger' AND name IN "
+            f"({', '.join(['%s'] * len(names))})",
+            names,
+        )
+        if cursor.fetchone()[0] == len(names):
+            return False
+        if ("memories", "0009_vectors_version") not in MigrationRecorder(db).applied_migrations():
+            return False
+        for sql in VERSION_TRIGGERS["sqlite"].values():
+            cursor.execute(sql)
+        cursor.execute(f"UPDATE {_VERSIONS} SET version = version + 1")
+    return True
 
 
 @dataclass(frozen=True)
 class MindMatrix:
     """A mind's vectors of one model: row i is the vector of memory ids[i]."""
 
-    marker: tuple[Any, ...]
+    marker: int | None
     ids: list[str]
     matrix: Vectors
     index: dict[str, int]  # memory id -> row
@@ -58,9 +129,9 @@ def mind_matrix(*, mind_id: str, model: str, dimensions: int) -> MindMatrix:
     size under the same name: the worker re-embeds it).
     """
     with connection.cursor() as cursor:
-        cursor.execute(_MARKER_SQL, [mind_id, model, mind_id, model])
-        count, latest = cursor.fetchone()
-    marker = (count, latest)
+        cursor.execute(_MARKER_SQL, [mind_id])
+        found = cursor.fetchone()
+    marker = found[0] if found else None  # None: the mind never had a vector
     key = (mind_id, model)
     with _lock:
         cached = _cache.get(key)
@@ -78,8 +149,8 @@ def mind_matrix(*, mind_id: str, model: str, dimensions: int) -> MindMatrix:
     return found
 
 
-def _read(*, mind_id: str, model: str, dimensions: int, marker: tuple[Any, ...]) -> MindMatrix:
-    if not marker[0]:
+def _read(*, mind_id: str, model: str, dimensions: int, marker: int | None) -> MindMatrix:
+    if marker is None:
         return MindMatrix(marker, [], np.zeros((0, dimensions), dtype=np.float32), {})
     with connection.cursor() as cursor:
         cursor.execute(_READ_SQL, [mind_id, model])

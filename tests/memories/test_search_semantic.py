@@ -6,9 +6,11 @@ from datetime import UTC, datetime
 
 import numpy as np
 import pytest
+from django.core.management import call_command
+from django.db import connection
 
 from memories.embeddings import get_embedder
-from memories.models import MemoryVector
+from memories.models import MemoryVector, VectorsVersion
 from memories.search import semantic
 from memories.search.query import meaning_text
 from tests.api.memory_helpers import embed, remember
@@ -55,6 +57,73 @@ def test_the_matrix_is_read_again_only_when_the_vectors_change(mind, embedder):
     assert again is not read and sorted(again.ids) == sorted([first.pk, second.pk])
     MemoryVector.objects.filter(memory=second).delete()
     assert matrix_of(mind, embedder).ids == [first.pk]
+
+
+def version_of(mind) -> int | None:
+    return VectorsVersion.objects.filter(mind=mind).values_list("version", flat=True).first()
+
+
+def test_every_change_to_a_minds_vectors_moves_its_version_and_only_its(
+    mind, stranger_mind, embedder
+):
+    dog = remember(mind, "fact_dog", "Has a border collie named Pixel.")
+    cat = remember(stranger_mind.mind, "fact_cat", "Has a cat named Whiskers.")
+    assert version_of(mind) is None  # no vector yet
+    embed(dog, cat)
+    stored, theirs = version_of(mind), version_of(stranger_mind.mind)
+    assert stored is not None and theirs is not None
+    embed(dog)  # replaced, as the worker's upsert does
+    replaced = version_of(mind)
+    assert replaced is not None and replaced > stored
+    remember(mind, "fact_dog", "Has two border collies.")  # new text: the vector is deleted
+    changed = version_of(mind)
+    assert changed is not None and changed > replaced
+    assert not MemoryVector.objects.filter(memory=dog).exists()
+    embed(dog)
+    MemoryVector.objects.filter(memory=dog).update(vector=b"\0" * 12)
+    updated = version_of(mind)
+    assert updated is not None
+    dog.delete()  # the vector goes with its memory
+    deleted = version_of(mind)
+    assert deleted is not None and deleted > updated
+    assert version_of(stranger_mind.mind) == theirs
+
+
+def test_a_mind_with_vectors_deletes_with_its_version(mind, embedder):
+    embed(remember(mind, "fact_dog", "Has a border collie named Pixel."))
+    mind_id = mind.pk
+    mind.delete()
+    assert not VectorsVersion.objects.filter(mind_id=mind_id).exists()
+    assert not MemoryVector.objects.filter(mind_id=mind_id).exists()
+
+
+def test_the_migration_made_the_triggers_the_code_makes_again():
+    from importlib import import_module
+
+    frozen = import_module("memories.migrations.0009_vectors_version").TRIGGERS
+    assert frozen == semantic.VERSION_TRIGGERS
+
+
+@pytest.mark.sqlite_only
+@pytest.mark.django_db(transaction=True)
+def test_migrate_makes_missing_triggers_again_and_moves_every_version(mind, embedder):
+    # A later migration altering the vectors' table on SQLite remakes it without triggers.
+    first = remember(mind, "fact_dog", "Has a border collie named Pixel.")
+    embed(first)
+    semantic.forget_cached()
+    cached = matrix_of(mind, embedder)
+    before = version_of(mind)
+    with connection.cursor() as cursor:
+        for name in semantic.VERSION_TRIGGERS["sqlite"]:
+            cursor.execute(f"DROP TRIGGER {name}")
+    MemoryVector.objects.filter(memory=first).delete()  # unseen by the version
+    assert version_of(mind) == before
+    call_command("migrate", verbosity=0)
+    assert version_of(mind) == (before or 0) + 1
+    assert matrix_of(mind, embedder) is not cached and matrix_of(mind, embedder).ids == []
+    embed(first)  # the triggers follow the vectors again
+    assert version_of(mind) == (before or 0) + 2
+    assert semantic.ensure_version_triggers() is False  # nothing missing
 
 
 def test_rows_are_the_stored_vectors(mind, embedder):
