@@ -8,6 +8,7 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
+from django.utils.log import log_response
 from drf_spectacular.utils import extend_schema, inline_serializer
 from rest_framework import serializers
 from rest_framework.authentication import SessionAuthentication
@@ -73,7 +74,11 @@ def health_ready(request):
     body = error_body("unavailable", f"Not ready: {reasons}.")
     body["failed"] = [check.name for check in failed]
     body["checks"] = results
-    return Response(body, status=503)
+    response = Response(body, status=503)
+    # A probe fails while a service starts or a worker restarts: a warning, once, naming
+    # why (Django would log any 5xx as an error).
+    log_response("Not ready: %s", reasons, response=response, request=request, level="warning")
+    return response
 
 
 def metrics(request: HttpRequest) -> HttpResponse:

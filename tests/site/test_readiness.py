@@ -82,6 +82,16 @@ def test_not_ready_before_any_worker_ran(anon):
     assert body["checks"]["database"] == "ok"
 
 
+def test_a_failed_probe_is_one_warning_naming_why_not_an_error(anon, caplog):
+    with caplog.at_level("INFO"):
+        assert_not_ready(anon.get("/health/ready"), "worker")
+    logged = [(r.levelname, r.getMessage()) for r in caplog.records if r.name == "django.request"]
+    assert len(logged) == 1, logged
+    level, message = logged[0]
+    assert level == "WARNING"
+    assert message.startswith("Not ready: worker: no background worker has run")
+
+
 def test_not_ready_when_the_worker_went_quiet(anon):
     beat(now=time.time() - WORKER_SEEN_WITHIN - 30)
     body = assert_not_ready(anon.get("/health/ready"), "worker")
