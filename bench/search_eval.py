@@ -29,7 +29,9 @@ Every question is asked these ways in the same run:
                (k=60) of ours and it over the top 50 of each, and min-max normalised score
                fusion with meaning weighted 0.3 over the same lists.
 
-These appear only when embeddings are on (SYNAPSE_EMBEDDINGS is not `off`).
+These appear only when embeddings are on (SYNAPSE_EMBEDDINGS is not `off`), with two lines
+more: how many results hybrid search adds by meaning alone per question, with the rule that
+such a memory come within semantic.MEANING_SHARE of the closest one's cosine and without it.
 
 A question "hits at 3" when one of its expected keys is among the first three results;
 MRR@10 averages 1/rank of the first expected key in the first ten (0 when absent).
@@ -435,6 +437,7 @@ def main() -> None:
                 f"semantic/hybrid: model {getattr(embedder, 'model', '?')}, "
                 "documents from memories.embeddings.text.embedding_text"
             )
+            print_meaning_alone(sets, mind=mind)
         for set_name, questions in sets[1:]:
             found = keyword_finds_expected(questions, mind=mind)
             print(
@@ -442,6 +445,36 @@ def main() -> None:
             )
             for q in found:
                 print(f"    matched: {q!r} (a shared word the check misses?)")
+
+
+def meaning_alone(questions: list[dict], *, mind) -> float:
+    """How many results hybrid search adds by meaning alone per question, on average (the
+    first 100: a question's whole answer here)."""
+    from memories.selectors import memory_search
+
+    added = 0
+    for item in questions:
+        hits = memory_search(mind=mind, q=item["q"], limit=100, mode="hybrid").hits
+        added += sum(hit.match == "meaning" for hit in hits)
+    return added / max(len(questions), 1)
+
+
+def print_meaning_alone(sets: list, *, mind) -> None:
+    """Results found by meaning alone per question (hybrid), with semantic.MEANING_SHARE and
+    without it (a memory then needs only MEANING_FLOOR): what the share rule leaves out."""
+    from memories.search import semantic
+
+    share = semantic.MEANING_SHARE
+    counts = {}
+    for label, value in ((f"by meaning, share {share}", share), ("by meaning, no share", 0.0)):
+        semantic.MEANING_SHARE = value
+        try:
+            counts[label] = [meaning_alone(questions, mind=mind) for _, questions in sets]
+        finally:
+            semantic.MEANING_SHARE = share
+    for label, per_set in counts.items():
+        cells = "".join(f"{count:18.1f}" for count in per_set)
+        print(f"{label:22}{cells}")
 
 
 def keyword_finds_expected(questions: list[dict], *, mind) -> list[str]:

@@ -213,15 +213,18 @@ def closeness(
 
 # --- Fusion with the keyword ranking (hybrid) ----------------------------------------------
 
-# Each side contributes its best FUSION_DEPTH; a memory found only by meaning needs at least
-# MEANING_FLOOR. The fused score is the cosine, plus KEYWORD_BONUS / keyword rank for a
-# keyword match whose meaning agrees (cosine at least AGREEMENT): a keyword match on a word
-# used in passing, far from the question's meaning, gets no lift. Tuned on
-# bench/search_eval.py, which also prints the fusions tried before (rank fusion, min-max).
+# Each side contributes its best FUSION_DEPTH; a memory found only by meaning needs a cosine
+# of at least MEANING_FLOOR, and MEANING_SHARE of the closest memory's: far below the best
+# it is only the least far, and would fill the page and the count. The fused score is the
+# cosine, plus KEYWORD_BONUS / keyword rank for a keyword match whose meaning agrees (cosine
+# at least AGREEMENT): a keyword match on a word used in passing, far from the question's
+# meaning, gets no lift. Tuned on bench/search_eval.py, which also prints the fusions tried
+# before (rank fusion, min-max) and how many results meaning alone adds.
 FUSION_DEPTH = 100
 MEANING_FLOOR = 0.12
 AGREEMENT = 0.3
 KEYWORD_BONUS = 0.05
+MEANING_SHARE = 0.4
 # How many of the closest memories are checked against the filters and the query's phrases
 # and exclusions, so a narrow filter still leaves enough found by meaning.
 CANDIDATES = 1000
@@ -243,11 +246,14 @@ def fuse(*, keyword: list[str], meaning: list[tuple[str, float]], close: Closene
     close.need(keyword)  # the keyword matches' cosines, where not at hand, in one query
     ranks = {memory_id: rank for rank, memory_id in enumerate(keyword, 1)}
     close_ids = {memory_id for memory_id, _ in meaning}
+    cut = MEANING_SHARE * meaning[0][1] if meaning else 0.0
     fused = []
     for memory_id in dict.fromkeys([*keyword, *(memory_id for memory_id, _ in meaning)]):
         cosine = close.of(memory_id)
         rank = ranks.get(memory_id)
         if rank is None:
+            if float(cosine or 0.0) < cut:
+                continue
             fused.append(Fused(memory_id, float(cosine or 0.0), "meaning"))
             continue
         agreement = AGREEMENT if cosine is None else cosine

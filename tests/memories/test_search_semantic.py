@@ -225,6 +225,19 @@ def test_fusion_gives_a_keyword_match_far_in_meaning_no_lift():
     assert fused(["c"], [("b", 0.25)], cosines) == [("b", "meaning"), ("c", "keyword")]
 
 
+def test_fusion_leaves_out_what_meaning_alone_finds_far_below_the_closest():
+    # The closest is 0.50: found by meaning alone, 0.20 (40%) is kept and 0.19 is not; a
+    # keyword match stays whatever its cosine.
+    cosines = {"best": 0.50, "near": 0.20, "far": 0.19, "worded": 0.05}
+    meaning = [("best", 0.50), ("near", 0.20), ("far", 0.19)]
+    assert semantic.MEANING_SHARE == 0.4
+    assert fused(["worded"], meaning, cosines) == [
+        ("best", "meaning"),
+        ("near", "meaning"),
+        ("worded", "keyword"),
+    ]
+
+
 def test_fusion_ranks_a_keyword_match_without_a_vector_as_agreeing():
     cosines = {"b": 0.35, "z": None}
     assert fused(["z"], [("b", 0.35)], cosines) == [("z", "keyword"), ("b", "meaning")]
