@@ -162,6 +162,8 @@ if _db["ENGINE"] == "django.db.backends.sqlite3":
     # Several gunicorn workers share one file: WAL lets readers run beside the writer, the
     # busy timeout makes writers queue instead of failing, and IMMEDIATE takes the write
     # lock at BEGIN so a transaction never has to upgrade (the source of "database is locked").
+    # Django's backend, whose BEGIN waits for that lock in short steps (sqlite_backend/).
+    _db["ENGINE"] = "synapse_site.sqlite_backend"
     _db["CONN_MAX_AGE"] = 0 if DEBUG else 600
     # NORMAL (in WAL mode) survives a crash of the server processes but may lose the last
     # commits on power loss or an OS crash; FULL syncs the WAL at every commit and does not.
