@@ -84,17 +84,14 @@ def ensure_version_triggers(*, using: str = DEFAULT_DB_ALIAS) -> bool:
     """
     from django.db.migrations.recorder import MigrationRecorder
 
+    from memories.search.sqlite import existing
+
     db = connections[using]
     if db.vendor != "sqlite":
         return False  # PostgreSQL keeps a table's triggers through ALTER TABLE
-    names = list(VERSION_TRIGGERS["sqlite"])
+    triggers = VERSION_TRIGGERS["sqlite"]
     with db.cursor() as cursor:
-        cursor.execute(
-            "SELECT count(*) FROM sqlite_master WHERE type = 'trigger' AND name IN "
-            f"({', '.join(['%s'] * len(names))})",
-            names,
-        )
-        if cursor.fetchone()[0] == len(names):
+        if len(existing(cursor, "trigger", triggers)) == len(triggers):
             return False
         if ("memories", "0009_vectors_version") not in MigrationRecorder(db).applied_migrations():
             return False
@@ -252,9 +249,9 @@ def fuse(*, keyword: list[str], meaning: list[tuple[str, float]], close: Closene
         cosine = close.of(memory_id)
         rank = ranks.get(memory_id)
         if rank is None:
-            if float(cosine or 0.0) < cut:
-                continue
-            fused.append(Fused(memory_id, float(cosine or 0.0), "meaning"))
+            alone = float(cosine or 0.0)
+            if alone >= cut:
+                fused.append(Fused(memory_id, alone, "meaning"))
             continue
         agreement = AGREEMENT if cosine is None else cosine
         score = agreement + (KEYWORD_BONUS / rank if agreement >= AGREEMENT else 0.0)

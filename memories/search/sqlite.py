@@ -400,7 +400,8 @@ def _pick(content: str | None, key: str | None) -> str:
 # --- maintenance -------------------------------------------------------------------------
 
 
-def _existing(cursor: CursorWrapper, kind: str, names: Iterable[str]) -> set[str]:
+def existing(cursor: CursorWrapper, kind: str, names: Iterable[str]) -> set[str]:
+    """Which of `names` the database's schema has, of `kind` (table, trigger …)."""
     names = list(names)
     marks = ", ".join(["%s"] * len(names))
     cursor.execute(
@@ -437,7 +438,7 @@ def ensure_index(*, using: str = DEFAULT_DB_ALIAS) -> bool:
     if db.vendor != "sqlite":
         return False
     with db.cursor() as cursor:
-        present = _existing(cursor, "table", [FTS_TABLE]) | _existing(
+        present = existing(cursor, "table", [FTS_TABLE]) | existing(
             cursor, "trigger", TRIGGER_NAMES
         )
     if len(present) == 1 + len(TRIGGER_NAMES):
@@ -460,9 +461,9 @@ def index_problems(*, using: str = DEFAULT_DB_ALIAS) -> list[str]:
     """
     problems: list[str] = []
     with connections[using].cursor() as cursor:
-        if not _existing(cursor, "table", [FTS_TABLE]):
+        if not existing(cursor, "table", [FTS_TABLE]):
             return [f"The search index table {FTS_TABLE} does not exist."]
-        missing = sorted(set(TRIGGER_NAMES) - _existing(cursor, "trigger", TRIGGER_NAMES))
+        missing = sorted(set(TRIGGER_NAMES) - existing(cursor, "trigger", TRIGGER_NAMES))
         if missing:
             problems.append(f"Triggers missing (the index stops following writes): {missing}.")
         try:
