@@ -13,25 +13,38 @@ Rewritten here, before the session is made:
   tables), gathers the int8 rows and their scales, then makes only those float32: the same
   values.
 
-The weights stay int8 in memory, and the products run on the CPU's integer instructions.
+The weights stay 8-bit in memory, and the products run on the CPU's integer instructions.
+
+Those products must be exact, so that a text gets the same vector on every CPU. onnxruntime
+multiplies uint8 by int8 exactly where the CPU has VNNI (and on ARM), but without it (AVX2 or
+AVX-512 alone) it adds pairs of products in 16 bits, which saturate on the wide values this
+model has. There the weights are stored shifted to uint8 (`W_q + 128`, zero point 128): the
+same sums, on a path that adds in 32 bits. `signed_products_are_exact` asks onnxruntime
+which kind this CPU has.
 """
 
 from __future__ import annotations
 
+from functools import cache
 from typing import Any
 
+import numpy as np
 import onnx
-from onnx import TensorProto, helper
+import onnxruntime
+from onnx import TensorProto, helper, numpy_helper
 
 from memories.embeddings.errors import EmbeddingsError
 
 _WEIGHT_ZERO = "int8_weight_zero_point"
 
 
-def integer_weights(model_bytes: bytes, *, products: int, lookups: int) -> bytes:
-    """The model with its int8 weights used as int8 (above), as bytes for onnxruntime.
-    `products` and `lookups` are how many of each the pinned file has: any other count
-    means the graph is not the one this was written for, and it is refused."""
+def integer_weights(
+    model_bytes: bytes, *, products: int, lookups: int, unsigned: bool = False
+) -> bytes:
+    """The model with its int8 weights used as int8 (above), as bytes for onnxruntime; with
+    `unsigned`, its products' weights shifted to uint8. `products` and `lookups` are how many
+    of each the pinned file has: any other count means the graph is not the one this was
+    written for, and it is refused."""
     model = onnx.load_from_string(model_bytes)
     graph = model.graph
     int8 = {tensor.name for tensor in graph.initializer if tensor.data_type == TensorProto.INT8}
@@ -97,9 +110,40 @@ def integer_weights(model_bytes: bytes, *, products: int, lookups: int) -> bytes
     kept = [node for node in nodes if id(node) not in replaced]
     del graph.node[:]
     graph.node.extend(kept)  # the new nodes stand where the node they replace stood
-    graph.initializer.append(helper.make_tensor(_WEIGHT_ZERO, TensorProto.INT8, [], [0]))
+    if unsigned:
+        to_shift = {node.input[1] for node in kept if node.op_type == "MatMulInteger"}
+        for tensor in graph.initializer:
+            if tensor.name in to_shift:
+                shifted = numpy_helper.to_array(tensor).astype(np.int16) + 128
+                tensor.CopyFrom(numpy_helper.from_array(shifted.astype(np.uint8), tensor.name))
+        zero = helper.make_tensor(_WEIGHT_ZERO, TensorProto.UINT8, [], [128])
+    else:
+        zero = helper.make_tensor(_WEIGHT_ZERO, TensorProto.INT8, [], [0])
+    graph.initializer.append(zero)
     data: bytes = model.SerializeToString()
     return data
+
+
+@cache
+def signed_products_are_exact() -> bool:
+    """Whether onnxruntime multiplies uint8 by int8 exactly on this CPU: asked with the
+    widest values, whose pairs of products overflow 16 bits."""
+    depth = 64
+    a = helper.make_tensor_value_info("a", TensorProto.UINT8, [4, depth])
+    y = helper.make_tensor_value_info("y", TensorProto.INT32, [4, 16])
+    b = numpy_helper.from_array(np.full((depth, 16), 127, dtype=np.int8), "b")
+    graph = helper.make_graph(
+        [helper.make_node("MatMulInteger", ["a", "b"], ["y"])], "probe", [a], [y], [b]
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    options = onnxruntime.SessionOptions()
+    options.intra_op_num_threads = 1
+    options.log_severity_level = 3
+    session = onnxruntime.InferenceSession(
+        model.SerializeToString(), sess_options=options, providers=["CPUExecutionProvider"]
+    )
+    widest = np.full((4, depth), 255, dtype=np.uint8)
+    return bool((session.run(["y"], {"a": widest})[0] == 255 * 127 * depth).all())
 
 
 def _attributes(node: Any) -> dict[str, Any]:

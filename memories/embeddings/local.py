@@ -22,11 +22,11 @@ import onnxruntime
 from tokenizers import Tokenizer
 
 from memories.embeddings.errors import EmbeddingsError, ModelFileRefused
-from memories.embeddings.int8 import integer_weights
+from memories.embeddings.int8 import integer_weights, signed_products_are_exact
 from memories.embeddings.vectors import Vectors, normalised
 
-# Named for how it runs (int8 weights and int8 products): vectors made otherwise are re-made.
-MODEL = "minilm-l6-v2-int8-dynamic"
+# Named for how it runs (int8 weights, exact int8 products): vectors made otherwise are re-made.
+MODEL = "minilm-l6-v2-int8-exact"
 DIMENSIONS = 384
 MAX_TOKENS = 256
 # A text is cut to this many characters before tokenizing: bounds the tokenizer's work on a
@@ -108,7 +108,12 @@ class LocalEmbedder:
         # Idle threads sleep instead of spinning: the web workers share these cores.
         options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         self._session = onnxruntime.InferenceSession(
-            integer_weights(model_bytes, products=INT8_PRODUCTS, lookups=INT8_LOOKUPS),
+            integer_weights(
+                model_bytes,
+                products=INT8_PRODUCTS,
+                lookups=INT8_LOOKUPS,
+                unsigned=not signed_products_are_exact(),
+            ),
             sess_options=options,
             providers=["CPUExecutionProvider"],
             # onnxruntime's fused SkipLayerNormalization kernel is slower on this CPU than

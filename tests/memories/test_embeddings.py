@@ -30,7 +30,7 @@ from django.test import override_settings
 import memories.embeddings as embeddings
 from memories.embeddings import EmbeddingsError, ModelFileRefused, get_embedder
 from memories.embeddings import local as local_model
-from memories.embeddings.int8 import integer_weights
+from memories.embeddings.int8 import integer_weights, signed_products_are_exact
 from memories.embeddings.local import LocalEmbedder
 from memories.embeddings.remote import BATCH_SIZE, RemoteEmbedder
 
@@ -98,7 +98,7 @@ def test_the_process_loads_the_model_once_however_many_threads_ask(monkeypatch):
 
 def test_the_process_embedder_is_the_local_model(embedder):
     assert get_embedder() is embedder
-    assert embedder.model == "minilm-l6-v2-int8-dynamic"
+    assert embedder.model == "minilm-l6-v2-int8-exact"
     assert embedder.dimensions == 384
 
 
@@ -203,6 +203,58 @@ def test_a_graph_with_other_weight_products_is_refused():
         integer_weights(data, products=35, lookups=2)
     with pytest.raises(EmbeddingsError, match="where 36 and 3 were expected"):
         integer_weights(data, products=36, lookups=3)
+
+
+def test_unsigned_weights_are_the_same_weights_shifted():
+    data = local_model.model_path().read_bytes()
+    counts = {"products": local_model.INT8_PRODUCTS, "lookups": local_model.INT8_LOOKUPS}
+    signed = onnx.load_from_string(integer_weights(data, **counts))
+    unsigned = onnx.load_from_string(integer_weights(data, **counts, unsigned=True))
+    weights = {n.input[1] for n in unsigned.graph.node if n.op_type == "MatMulInteger"}
+    assert len(weights) == 36
+    before = {t.name: onnx.numpy_helper.to_array(t) for t in signed.graph.initializer}
+    after = {t.name: onnx.numpy_helper.to_array(t) for t in unsigned.graph.initializer}
+    for name in weights:
+        assert before[name].dtype == np.int8 and after[name].dtype == np.uint8
+        assert np.array_equal(after[name].astype(np.int16) - 128, before[name])
+    zero = "int8_weight_zero_point"
+    assert (before[zero].dtype, int(before[zero])) == (np.int8, 0)
+    assert (after[zero].dtype, int(after[zero])) == (np.uint8, 128)
+
+
+def integer_product(x, w, *, unsigned: bool):
+    """x @ w (uint8 by int8) as onnxruntime's MatMulInteger computes it, the weights stored
+    as integer_weights stores them."""
+    helper, numpy_helper = onnx.helper, onnx.numpy_helper
+    stored = (w.astype(np.int16) + 128).astype(np.uint8) if unsigned else w
+    zero = np.array(128 if unsigned else 0, dtype=stored.dtype)
+    graph = helper.make_graph(
+        [helper.make_node("MatMulInteger", ["x", "w", "", "zero"], ["y"])],
+        "product",
+        [helper.make_tensor_value_info("x", onnx.TensorProto.UINT8, list(x.shape))],
+        [helper.make_tensor_value_info("y", onnx.TensorProto.INT32, None)],
+        [numpy_helper.from_array(stored, "w"), numpy_helper.from_array(zero, "zero")],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    session = onnxruntime.InferenceSession(model.SerializeToString())
+    return session.run(["y"], {"x": x})[0]
+
+
+def test_the_weight_products_are_exact_on_this_cpu():
+    """Exact sums give every CPU the same vectors; without VNNI, onnxruntime's uint8-by-int8
+    products saturate, and the model then runs on uint8 weights."""
+    rng = np.random.default_rng(7)
+    x = rng.integers(0, 256, size=(9, 384), dtype=np.uint8)
+    x[0] = 255  # the widest pairs: 2 * 255 * 127 overflows 16 bits
+    w = rng.integers(-128, 128, size=(384, 96), dtype=np.int8)
+    w[:, 0] = 127
+    exact = x.astype(np.int64) @ w.astype(np.int64)
+    chosen = not signed_products_are_exact()
+
+    assert np.array_equal(integer_product(x, w, unsigned=chosen), exact)
+    assert np.array_equal(integer_product(x, w, unsigned=True), exact)
+    signed_exact = np.array_equal(integer_product(x, w, unsigned=False), exact)
+    assert signed_exact == signed_products_are_exact()
 
 
 def test_int8_products_agree_with_the_file_run_as_stored(embedder):
