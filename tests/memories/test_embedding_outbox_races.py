@@ -20,6 +20,8 @@ from memories.actors import Actor
 from memories.embeddings import get_embedder, outbox
 from memories.embeddings.text import embedding_text, text_hash
 from memories.models import EmbeddingJob, MemoryVector
+from memories.search import semantic
+from tests.fake_embedder import fake_embedder  # noqa: F401
 
 pytestmark = [pytest.mark.postgres_only, pytest.mark.django_db(transaction=True)]
 
@@ -79,3 +81,64 @@ def test_a_write_during_the_workers_commit_leaves_no_vector_of_the_old_text(mind
     vector = MemoryVector.objects.get(memory_id=memory.pk)
     assert vector.text_hash == text_hash(embedding_text(memory))
     assert not EmbeddingJob.objects.exists()
+
+
+@pytest.mark.usefixtures("fake_embedder")
+@pytest.mark.parametrize("deleted", ["the batch's memory", "another memory of the mind"])
+def test_a_delete_during_the_workers_commit_waits_for_it_without_deadlock(
+    mind, monkeypatch, deleted
+):
+    # The worker holds its job rows, then (its vector rows stored) the mind's vectors
+    # version; a delete takes the memory's job first, then the version through its vector.
+    monkeypatch.setattr(outbox, "_wakers", [])
+    kept = services.memory_upsert(
+        mind=mind, actor=ACTOR, category="fact", key="home", content="Lives in Lisbon"
+    ).memory
+    outbox.embed_pending()  # `kept` has its vector; only the next memory is in the batch
+    batched = services.memory_upsert(
+        mind=mind, actor=ACTOR, category="fact", key="pet", content="Has a border collie"
+    ).memory
+    embedder = get_embedder()
+    assert embedder is not None
+    victim = batched if deleted == "the batch's memory" else kept
+    before = semantic.mind_matrix(
+        mind_id=mind.pk, model=embedder.model, dimensions=embedder.dimensions
+    ).marker
+    locked, deleter_done, errors = threading.Event(), threading.Event(), []
+    delete_jobs = outbox._delete_jobs
+
+    def delete_jobs_after_the_delete_came(jobs):
+        locked.set()
+        deadline = time.monotonic() + 30
+        while not waiting_backends() and not deleter_done.is_set():
+            assert time.monotonic() < deadline, "the delete never came"
+            time.sleep(0.01)
+        assert not deleter_done.is_set(), "the delete did not wait for the worker's commit"
+        delete_jobs(jobs)
+
+    monkeypatch.setattr(outbox, "_delete_jobs", delete_jobs_after_the_delete_came)
+
+    def delete():
+        try:
+            locked.wait(timeout=30)
+            services.memory_delete(memory=victim, actor=ACTOR)
+        except Exception as exc:  # reported below, in the test's thread
+            errors.append(exc)
+        finally:
+            deleter_done.set()
+            connection.close()
+
+    deleter = threading.Thread(target=delete)
+    deleter.start()
+    batch = outbox.embed_batch(embedder)
+    deleter.join(timeout=60)
+    assert not errors and not deleter.is_alive()
+    assert batch.stored == 1  # the worker's commit went first, then the delete
+
+    survivor = kept if victim is batched else batched
+    assert set(MemoryVector.objects.values_list("memory_id", flat=True)) == {survivor.pk}
+    assert not EmbeddingJob.objects.exists()
+    matrix = semantic.mind_matrix(
+        mind_id=mind.pk, model=embedder.model, dimensions=embedder.dimensions
+    )
+    assert matrix.ids == [survivor.pk] and matrix.marker != before
