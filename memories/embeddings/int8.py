@@ -29,6 +29,7 @@ from functools import cache
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 import onnx
 import onnxruntime
 from onnx import TensorProto, helper, numpy_helper
@@ -114,26 +115,37 @@ def integer_weights(
         to_shift = {node.input[1] for node in kept if node.op_type == "MatMulInteger"}
         for tensor in graph.initializer:
             if tensor.name in to_shift:
-                shifted = numpy_helper.to_array(tensor).astype(np.int16) + 128
-                tensor.CopyFrom(numpy_helper.from_array(shifted.astype(np.uint8), tensor.name))
-        zero = helper.make_tensor(_WEIGHT_ZERO, TensorProto.UINT8, [], [128])
-    else:
-        zero = helper.make_tensor(_WEIGHT_ZERO, TensorProto.INT8, [], [0])
-    graph.initializer.append(zero)
+                stored = _stored(numpy_helper.to_array(tensor), unsigned=True)
+                tensor.CopyFrom(numpy_helper.from_array(stored, tensor.name))
+    graph.initializer.append(numpy_helper.from_array(_zero(unsigned=unsigned), _WEIGHT_ZERO))
     data: bytes = model.SerializeToString()
     return data
 
 
-@cache
-def signed_products_are_exact() -> bool:
-    """Whether onnxruntime multiplies uint8 by int8 exactly on this CPU: asked with the
-    widest values, whose pairs of products overflow 16 bits."""
-    depth = 64
-    a = helper.make_tensor_value_info("a", TensorProto.UINT8, [4, depth])
-    y = helper.make_tensor_value_info("y", TensorProto.INT32, [4, 16])
-    b = numpy_helper.from_array(np.full((depth, 16), 127, dtype=np.int8), "b")
+def _stored(weights: npt.NDArray[np.int8], *, unsigned: bool) -> npt.NDArray[Any]:
+    """int8 weights as a product reads them: as they are, or shifted to uint8 (+128)."""
+    return (weights.astype(np.int16) + 128).astype(np.uint8) if unsigned else weights
+
+
+def _zero(*, unsigned: bool) -> npt.NDArray[Any]:
+    """The zero point of weights stored by `_stored`."""
+    return np.array(128, dtype=np.uint8) if unsigned else np.array(0, dtype=np.int8)
+
+
+def integer_product(
+    x: npt.NDArray[np.uint8], weights: npt.NDArray[np.int8], *, unsigned: bool
+) -> npt.NDArray[np.int32]:
+    """x @ weights as onnxruntime's MatMulInteger computes it on this CPU, the weights stored
+    (constant, as in the model) the way integer_weights stores them with `unsigned`."""
     graph = helper.make_graph(
-        [helper.make_node("MatMulInteger", ["a", "b"], ["y"])], "probe", [a], [y], [b]
+        [helper.make_node("MatMulInteger", ["x", "w", "", "zero"], ["y"])],
+        "product",
+        [helper.make_tensor_value_info("x", TensorProto.UINT8, list(x.shape))],
+        [helper.make_tensor_value_info("y", TensorProto.INT32, None)],
+        [
+            numpy_helper.from_array(_stored(weights, unsigned=unsigned), "w"),
+            numpy_helper.from_array(_zero(unsigned=unsigned), "zero"),
+        ],
     )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
     options = onnxruntime.SessionOptions()
@@ -142,8 +154,17 @@ def signed_products_are_exact() -> bool:
     session = onnxruntime.InferenceSession(
         model.SerializeToString(), sess_options=options, providers=["CPUExecutionProvider"]
     )
-    widest = np.full((4, depth), 255, dtype=np.uint8)
-    return bool((session.run(["y"], {"a": widest})[0] == 255 * 127 * depth).all())
+    product: npt.NDArray[np.int32] = session.run(["y"], {"x": x})[0]
+    return product
+
+
+@cache
+def signed_products_are_exact() -> bool:
+    """Whether onnxruntime multiplies uint8 by int8 exactly on this CPU: asked with the
+    widest values, whose pairs of products overflow 16 bits."""
+    widest = np.full((4, 64), 255, dtype=np.uint8)
+    weights = np.full((64, 16), 127, dtype=np.int8)
+    return bool((integer_product(widest, weights, unsigned=False) == 255 * 127 * 64).all())
 
 
 def _attributes(node: Any) -> dict[str, Any]:

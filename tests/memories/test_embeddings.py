@@ -30,7 +30,11 @@ from django.test import override_settings
 import memories.embeddings as embeddings
 from memories.embeddings import EmbeddingsError, ModelFileRefused, get_embedder
 from memories.embeddings import local as local_model
-from memories.embeddings.int8 import integer_weights, signed_products_are_exact
+from memories.embeddings.int8 import (
+    integer_product,
+    integer_weights,
+    signed_products_are_exact,
+)
 from memories.embeddings.local import LocalEmbedder
 from memories.embeddings.remote import BATCH_SIZE, RemoteEmbedder
 
@@ -220,24 +224,6 @@ def test_unsigned_weights_are_the_same_weights_shifted():
     zero = "int8_weight_zero_point"
     assert (before[zero].dtype, int(before[zero])) == (np.int8, 0)
     assert (after[zero].dtype, int(after[zero])) == (np.uint8, 128)
-
-
-def integer_product(x, w, *, unsigned: bool):
-    """x @ w (uint8 by int8) as onnxruntime's MatMulInteger computes it, the weights stored
-    as integer_weights stores them."""
-    helper, numpy_helper = onnx.helper, onnx.numpy_helper
-    stored = (w.astype(np.int16) + 128).astype(np.uint8) if unsigned else w
-    zero = np.array(128 if unsigned else 0, dtype=stored.dtype)
-    graph = helper.make_graph(
-        [helper.make_node("MatMulInteger", ["x", "w", "", "zero"], ["y"])],
-        "product",
-        [helper.make_tensor_value_info("x", onnx.TensorProto.UINT8, list(x.shape))],
-        [helper.make_tensor_value_info("y", onnx.TensorProto.INT32, None)],
-        [numpy_helper.from_array(stored, "w"), numpy_helper.from_array(zero, "zero")],
-    )
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
-    session = onnxruntime.InferenceSession(model.SerializeToString())
-    return session.run(["y"], {"x": x})[0]
 
 
 def test_the_weight_products_are_exact_on_this_cpu():
