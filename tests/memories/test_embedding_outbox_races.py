@@ -34,40 +34,53 @@ def waiting_backends() -> int:
         return int(cursor.fetchone()[0])
 
 
+def beside_the_workers_commit(monkeypatch, embedder, action) -> tuple[outbox.Batch, bool]:
+    """Run one worker batch and, once it holds its job rows and has stored its vectors,
+    `action` in another thread; the worker commits when `action` waits for a lock (or is
+    done). The batch, and whether `action` was waiting when the worker committed."""
+    locked, done, errors, waited = threading.Event(), threading.Event(), [], []
+    delete_jobs = outbox._delete_jobs
+
+    def delete_jobs_once_the_other_came(jobs):
+        locked.set()
+        deadline = time.monotonic() + 30
+        while not waiting_backends() and not done.is_set():
+            assert time.monotonic() < deadline, "the other transaction never came"
+            time.sleep(0.01)
+        waited.append(not done.is_set())
+        delete_jobs(jobs)
+
+    def other():
+        try:
+            locked.wait(timeout=30)
+            action()
+        except Exception as exc:  # reported below, in the test's thread
+            errors.append(exc)
+        finally:
+            done.set()
+            connection.close()
+
+    monkeypatch.setattr(outbox, "_delete_jobs", delete_jobs_once_the_other_came)
+    thread = threading.Thread(target=other)
+    thread.start()
+    batch = outbox.embed_batch(embedder)
+    thread.join(timeout=60)
+    monkeypatch.setattr(outbox, "_delete_jobs", delete_jobs)
+    assert not errors and not thread.is_alive()
+    return batch, waited == [True]
+
+
 def test_a_write_during_the_workers_commit_leaves_no_vector_of_the_old_text(mind, monkeypatch):
     # Only this test's worker embeds: no wake-up runs the task at a write's commit.
     monkeypatch.setattr(outbox, "_wakers", [])
     memory = services.memory_upsert(
         mind=mind, actor=ACTOR, category="fact", key="pet", content="Has a border collie"
     ).memory
-    locked, writer_done, errors = threading.Event(), threading.Event(), []
-    delete_jobs = outbox._delete_jobs
-
-    def delete_jobs_after_the_write_came(jobs):
-        locked.set()  # the worker holds the job rows and has stored the vector
-        deadline = time.monotonic() + 30
-        while not waiting_backends() and not writer_done.is_set():
-            assert time.monotonic() < deadline, "the write never came"
-            time.sleep(0.01)
-        delete_jobs(jobs)
-
-    monkeypatch.setattr(outbox, "_delete_jobs", delete_jobs_after_the_write_came)
 
     def write():
-        try:
-            locked.wait(timeout=30)
-            services.memory_update(memory=memory, actor=ACTOR, content="Has a black cat")
-        except Exception as exc:  # reported below, in the test's thread
-            errors.append(exc)
-        finally:
-            writer_done.set()
-            connection.close()
+        services.memory_update(memory=memory, actor=ACTOR, content="Has a black cat")
 
-    writer = threading.Thread(target=write)
-    writer.start()
-    batch = outbox.embed_batch(get_embedder())
-    writer.join(timeout=60)
-    assert not errors and not writer.is_alive()
+    batch, _ = beside_the_workers_commit(monkeypatch, get_embedder(), write)
     assert batch.stored == 1  # the worker's commit went first ...
 
     # ... and the write, which waited for it, removed the vector of the old text.
@@ -76,7 +89,6 @@ def test_a_write_during_the_workers_commit_leaves_no_vector_of_the_old_text(mind
     assert not MemoryVector.objects.filter(memory_id=memory.pk).exists()
     assert EmbeddingJob.objects.filter(memory_id=memory.pk).exists()
 
-    monkeypatch.setattr(outbox, "_delete_jobs", delete_jobs)
     outbox.embed_pending()
     vector = MemoryVector.objects.get(memory_id=memory.pk)
     assert vector.text_hash == text_hash(embedding_text(memory))
@@ -104,35 +116,12 @@ def test_a_delete_during_the_workers_commit_waits_for_it_without_deadlock(
     before = semantic.mind_matrix(
         mind_id=mind.pk, model=embedder.model, dimensions=embedder.dimensions
     ).marker
-    locked, deleter_done, errors = threading.Event(), threading.Event(), []
-    delete_jobs = outbox._delete_jobs
-
-    def delete_jobs_after_the_delete_came(jobs):
-        locked.set()
-        deadline = time.monotonic() + 30
-        while not waiting_backends() and not deleter_done.is_set():
-            assert time.monotonic() < deadline, "the delete never came"
-            time.sleep(0.01)
-        assert not deleter_done.is_set(), "the delete did not wait for the worker's commit"
-        delete_jobs(jobs)
-
-    monkeypatch.setattr(outbox, "_delete_jobs", delete_jobs_after_the_delete_came)
 
     def delete():
-        try:
-            locked.wait(timeout=30)
-            services.memory_delete(memory=victim, actor=ACTOR)
-        except Exception as exc:  # reported below, in the test's thread
-            errors.append(exc)
-        finally:
-            deleter_done.set()
-            connection.close()
+        services.memory_delete(memory=victim, actor=ACTOR)
 
-    deleter = threading.Thread(target=delete)
-    deleter.start()
-    batch = outbox.embed_batch(embedder)
-    deleter.join(timeout=60)
-    assert not errors and not deleter.is_alive()
+    batch, waited = beside_the_workers_commit(monkeypatch, embedder, delete)
+    assert waited, "the delete did not wait for the worker's commit"
     assert batch.stored == 1  # the worker's commit went first, then the delete
 
     survivor = kept if victim is batched else batched
