@@ -95,7 +95,7 @@ def ensure_version_triggers(*, using: str = DEFAULT_DB_ALIAS) -> bool:
             return False
         if ("memories", "0009_vectors_version") not in MigrationRecorder(db).applied_migrations():
             return False
-        for sql in VERSION_TRIGGERS["sqlite"].values():
+        for sql in triggers.values():
             cursor.execute(sql)
         cursor.execute(f"UPDATE {_VERSIONS} SET version = version + 1")
     return True
