@@ -6,9 +6,9 @@ from django.contrib.auth.hashers import make_password
 from django.contrib.auth.password_validation import validate_password
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db import IntegrityError, transaction
-from rest_framework.exceptions import ValidationError
 
 from accounts.models import User
+from core.errors import Invalid
 
 
 def password_problems(*, password: str, email: str, name: str = "") -> list[str]:
@@ -29,11 +29,11 @@ def user_register(*, email: str, password: str, name: str = "") -> User | None:
     Returns the new user, or None when the address already has an account (left unchanged).
     The faces answer both the same way, so sign-up never tells who has an account; the
     password is checked and hashed either way, so the two cases also take about as long.
-    Raises a field-level ValidationError for a weak password.
+    Raises Invalid naming `password` for a weak password.
     """
     email = User.objects.normalize_email(email).lower()
     if problems := password_problems(password=password, email=email, name=name):
-        raise ValidationError({"password": problems})
+        raise Invalid({"password": problems})
     if User.objects.filter(email__iexact=email).exists():
         make_password(password)
         return None

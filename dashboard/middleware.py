@@ -7,7 +7,7 @@ from collections.abc import Callable
 
 from django.http import Http404, HttpRequest, HttpResponse
 
-from memories.errors import NotFound
+from core.errors import NotFound
 from synapse_site.faces import face_of
 
 

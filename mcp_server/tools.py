@@ -24,9 +24,9 @@ from urllib.parse import parse_qs, urlsplit
 from django.utils import timezone
 from jsonschema import Draft202012Validator
 
+from core.errors import CoreError, NotFound
 from memories import selectors, services
 from memories.actors import Actor
-from memories.errors import CoreError, NotFound
 from memories.fields import (
     CATEGORIES,
     PRIORITIES,

@@ -36,8 +36,8 @@ from django.views.decorators.csrf import csrf_exempt
 from mcp_server import protocol
 from mcp_server.tools import ToolContext
 from minds.access import MindAgent
-from minds.authentication import bearer_token
 from minds.models import MIND_KEY_PREFIX, Mind
+from synapse_site.credentials import bearer_token
 from synapse_site.logs import bind_mind
 from synapse_site.throttling import CredentialRateThrottle
 

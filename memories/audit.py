@@ -16,8 +16,8 @@ from typing import Any
 
 from django.db.models import QuerySet
 
+from core.errors import NotFound
 from memories.actors import Actor
-from memories.errors import NotFound
 from memories.fields import AUDITED_FIELDS, RESTORABLE_FIELDS, TOMBSTONE_FIELDS, audit_values
 from memories.models import Memory, MemoryEvent
 from memories.rules import can_be_stored

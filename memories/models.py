@@ -279,25 +279,3 @@ class MemoryEvent(models.Model):
 
     def __str__(self) -> str:
         return f"{self.action} {self.memory_id} by {self.actor}"
-
-
-class IdempotencyRecord(models.Model):
-    """The first answer to a request sent with an Idempotency-Key, replayed for 24 hours."""
-
-    credential = models.CharField(max_length=64)
-    endpoint = models.CharField(max_length=64)
-    key = models.CharField(max_length=255)
-    request_hash = models.CharField(max_length=64)
-    status_code = models.PositiveSmallIntegerField()
-    response_body = models.BinaryField()
-    created_at = models.DateTimeField(default=timezone.now, db_index=True)
-
-    class Meta:
-        constraints = [
-            models.UniqueConstraint(
-                fields=["credential", "endpoint", "key"], name="idempotency_unique_key"
-            )
-        ]
-
-    def __str__(self) -> str:
-        return f"{self.endpoint} {self.key}"

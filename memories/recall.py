@@ -2,44 +2,9 @@
 
 `recall_selection()` picks the memories (live, filtered, in recall order);
 `recall_render_text()` and `recall_render_json()` turn that selection into the answer of
-`GET /memory/recall`, optionally cut to a token budget.
-
-The text layout, exactly:
-
-    Mind: <name>
-    Memories: N total (V verified, U unverified)
-    <blank>
-    [001] <category> (<PRIORITY>) [verified|unverified]
-      <key>
-      <content, every line indented two spaces>
-      Tags: a, b                      (only when there are tags)
-    <blank>
-    [002] …
-    <blank>                           (only when something was left out:)
-    … 37 low-priority memories left out: key_a, key_b, … (use search or raise the budget)
-
-Entries are numbered from 001; past 999 the number simply grows ([1000]). The header counts
-the whole selection (after filters, before the budget). The text ends with a newline.
-
-With `include_expired`, expired memories are shown too, marked `[expired]` after the
-verification mark.
-
-The budget: `budget=N` allows 4·N characters (Python characters, i.e. code points, not
-bytes) for the WHOLE text: header, entries, blank lines, closing lines and the final
-newline. Critical memories always stay, even over budget. The other memories are taken in
-recall order while they fit, and the walk stops at the first one that does not: a kept
-memory is never of lower priority (or, within a priority, older) than a dropped one. Each
-priority with left-out memories gets one closing line naming up to ten of their keys (fewer
-when the closing lines would not fit otherwise; all ten when the critical memories overflow
-the budget anyway). The answer stays within the budget whenever the header, the critical
-memories and a key-less closing line per cut priority fit. The JSON form is cut exactly
-like the text form (the budget is measured on the text), so both show the same memories.
-A budget is at most MAX_BUDGET tokens.
-
-Without a budget the whole selection is shown, however large: `recall_text_stream()` and
-`recall_json_stream()` give it in pieces as the rows are read, so the server's memory stays
-bounded whatever the mind holds. Their header counts are read first (aggregates), the rows
-after: a write landing in between can make the count differ from the entries by that write.
+`GET /memory/recall`, cut to a token budget; `recall_text_stream()` and `recall_json_stream()`
+give a whole selection in pieces as its rows are read. The text layout, the budget's rules
+and the JSON form are in docs/recall.md.
 """
 
 from __future__ import annotations

@@ -33,8 +33,8 @@ from typing import Any
 from django.utils import timezone
 from django.utils.text import slugify
 
+from core.errors import NON_FIELD, Invalid
 from memories.actors import Actor
-from memories.errors import NON_FIELD, Invalid
 from memories.fields import CATEGORIES, IGNORED_FIELDS, PRIORITIES, SOURCES, WRITABLE_FIELDS
 from memories.models import MAX_CONTENT_LENGTH, MAX_KEY_LENGTH, MAX_TAG_LENGTH, MAX_TAGS, Source
 

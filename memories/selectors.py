@@ -31,8 +31,8 @@ from django.db.models.expressions import RawSQL
 from django.db.models.functions import TruncDate
 from django.utils import timezone
 
+from core.errors import Invalid, NotFound, Unavailable
 from memories.embeddings import Embedder, EmbeddingsError, get_embedder, outbox
-from memories.errors import Invalid, NotFound, Unavailable
 from memories.fields import CATEGORIES, PRIORITY_NAMES, SOURCES, iso
 from memories.filters import DEFAULT_SORT, MemoryFilters, order_by
 from memories.models import (

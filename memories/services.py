@@ -40,11 +40,7 @@ from django.conf import settings
 from django.db import connection, transaction
 from django.utils import timezone
 
-from memories import audit, rows
-from memories.actors import Actor
-from memories.embeddings import outbox
-from memories.embeddings.text import EMBEDDED_FIELDS
-from memories.errors import (
+from core.errors import (
     Conflict,
     CoreError,
     Forbidden,
@@ -53,6 +49,10 @@ from memories.errors import (
     QuotaExceeded,
     Stale,
 )
+from memories import audit, rows
+from memories.actors import Actor
+from memories.embeddings import outbox
+from memories.embeddings.text import EMBEDDED_FIELDS
 from memories.filters import MemoryFilters
 from memories.models import Memory, MemoryEvent, MemoryTag
 from memories.rules import (

@@ -9,7 +9,7 @@ from django.contrib.auth import get_user_model
 from django.db import connection, transaction
 from django.utils import timezone
 
-from memories.errors import QuotaExceeded
+from core.errors import QuotaExceeded
 from minds.models import Mind, generate_mind_key
 
 

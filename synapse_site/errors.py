@@ -12,7 +12,7 @@ from rest_framework import exceptions, status
 from rest_framework.response import Response
 from rest_framework.views import exception_handler, set_rollback
 
-from memories import errors as core
+from core import errors as core
 from synapse_site.faces import HTML_FACES, face_of
 
 logger = logging.getLogger(__name__)
@@ -72,7 +72,7 @@ def _fields(detail) -> dict[str, list]:
     return {"non_field_errors": _flatten(detail)}
 
 
-# The core's own errors (memories/errors.py), by the status each answers with.
+# The core's own errors (core/errors.py), by the status each answers with.
 CORE_STATUS = {
     core.Invalid: status.HTTP_400_BAD_REQUEST,
     core.Forbidden: status.HTTP_403_FORBIDDEN,

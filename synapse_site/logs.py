@@ -3,7 +3,7 @@
 The request middleware (synapse_site/middleware.py) begins a context holding the request's id,
 which lasts until Django has closed the response (its own "Not Found" lines and a streamed
 body come after the middleware returns); where the request's mind becomes known
-(minds/scoping.py, minds/authentication.py, mcp_server/views.py) it is added. A filter on the
+(api/scoping.py, api/authentication.py, mcp_server/views.py) it is added. A filter on the
 handler copies both onto every record emitted meanwhile, whichever logger emits it.
 
 Only the standard library: gunicorn's master, which loads no Django, formats its own lines

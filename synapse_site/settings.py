@@ -106,6 +106,7 @@ INSTALLED_APPS = [
     "accounts",
     "minds",
     "memories",
+    "api",
     "dashboard",
     "huey.contrib.djhuey",
 ]
@@ -233,7 +234,7 @@ AUTH_PASSWORD_VALIDATORS = [
 ]
 SYNAPSE_ALLOW_REGISTRATION = env_bool("SYNAPSE_ALLOW_REGISTRATION", True)
 # Repeated wrong passwords for one email from one address lock that pair out for a while
-# (django-axes, on every login form: accounts/lockout.py); 0 turns the lockout off.
+# (django-axes, on every login form: synapse_site/lockout.py); 0 turns the lockout off.
 SYNAPSE_LOGIN_FAILURE_LIMIT = env_int("SYNAPSE_LOGIN_FAILURE_LIMIT", 5)
 SYNAPSE_LOGIN_COOLOFF_MINUTES = env_int("SYNAPSE_LOGIN_COOLOFF_MINUTES", 15)
 if SYNAPSE_LOGIN_FAILURE_LIMIT < 0 or SYNAPSE_LOGIN_COOLOFF_MINUTES < 1:
@@ -251,10 +252,10 @@ AXES_COOLOFF_TIME = timedelta(minutes=SYNAPSE_LOGIN_COOLOFF_MINUTES)
 AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
 # The email is `username` to authenticate() and in both login forms (not USERNAME_FIELD).
 AXES_USERNAME_FORM_FIELD = "username"
-AXES_USERNAME_CALLABLE = "accounts.lockout.attempted_email"
+AXES_USERNAME_CALLABLE = "synapse_site.lockout.attempted_email"
 # The client address as the rate limits see it (SYNAPSE_NUM_PROXIES decides X-Forwarded-For).
 AXES_CLIENT_IP_CALLABLE = "synapse_site.throttling.client_address"
-AXES_LOCKOUT_CALLABLE = "accounts.lockout.locked_out_page"
+AXES_LOCKOUT_CALLABLE = "synapse_site.lockout.locked_out_page"
 AXES_RESET_ON_SUCCESS = True
 # Guesses during a lockout are refused without writing a row, and do not extend it.
 AXES_RESET_COOL_OFF_ON_FAILURE_DURING_LOCKOUT = False
@@ -274,15 +275,15 @@ _login_rate = None if SYNAPSE_LOGIN_RATE_LIMIT.lower() == "off" else SYNAPSE_LOG
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
         # Mind Keys first: it answers only for `Bearer mk_…` and leaves every other token to JWT.
-        "minds.authentication.MindKeyAuthentication",
-        "accounts.authentication.BearerJWTAuthentication",
+        "api.authentication.MindKeyAuthentication",
+        "api.authentication.BearerJWTAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
-    "DEFAULT_RENDERER_CLASSES": ["synapse_site.renderers.ORJSONRenderer"],
-    "DEFAULT_PARSER_CLASSES": ["synapse_site.parsers.JSONParser"],
+    "DEFAULT_RENDERER_CLASSES": ["api.renderers.ORJSONRenderer"],
+    "DEFAULT_PARSER_CLASSES": ["api.parsers.JSONParser"],
     "DEFAULT_THROTTLE_CLASSES": ["synapse_site.throttling.CredentialRateThrottle"],
     "DEFAULT_THROTTLE_RATES": {"credential": _rate, "login": _login_rate},
-    "DEFAULT_SCHEMA_CLASS": "synapse_site.schema.SynapseAutoSchema",
+    "DEFAULT_SCHEMA_CLASS": "api.schema.SynapseAutoSchema",
     "EXCEPTION_HANDLER": "synapse_site.errors.api_exception_handler",
     # `?format=` belongs to recall and export, not to renderer selection.
     "URL_FORMAT_OVERRIDE": None,
@@ -316,7 +317,7 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
     "COMPONENT_SPLIT_REQUEST": True,
-    "PREPROCESSING_HOOKS": ["synapse_site.schema.canonical_paths"],
+    "PREPROCESSING_HOOKS": ["api.schema.canonical_paths"],
 }
 
 # Bodies above this answer 413 (a memory's content tops out at 50,000 characters).

@@ -22,10 +22,10 @@ from rest_framework.permissions import AllowAny
 from rest_framework.response import Response
 
 from memories.models import Memory
-from minds.authentication import bearer_token
 from minds.models import Mind
 from synapse_site import metrics as site_metrics
 from synapse_site import readiness
+from synapse_site.credentials import bearer_token
 from synapse_site.errors import error_body
 
 

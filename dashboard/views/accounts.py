@@ -2,7 +2,7 @@
 
 Every password form (this log-in page and the admin's) shares the per-address login budget
 with `POST /login`, and django-axes locks an (email, address) pair out after repeated wrong
-passwords (accounts/lockout.py).
+passwords (synapse_site/lockout.py).
 """
 
 from __future__ import annotations
@@ -14,9 +14,9 @@ from django.contrib import admin, messages
 from django.contrib.auth import views as auth_views
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods
-from rest_framework.exceptions import ValidationError
 
 from accounts.services import user_register
+from core.errors import Invalid
 from dashboard.forms import LoginForm, SignupForm
 from synapse_site.throttling import LoginRateThrottle
 
@@ -72,9 +72,8 @@ def signup(request):
                 password=form.cleaned_data["password1"],
                 name=form.cleaned_data["name"],
             )
-        except ValidationError as exc:
-            assert isinstance(exc.detail, dict)  # user_register raises field-keyed errors only
-            for field, field_messages in exc.detail.items():
+        except Invalid as exc:
+            for field, field_messages in exc.fields.items():
                 for message in field_messages:
                     form.add_error(FORM_FIELD.get(field, field), str(message))
         else:

@@ -10,7 +10,7 @@ from django.core.paginator import Page, Paginator
 from django.http import Http404, HttpRequest
 from django.utils.http import url_has_allowed_host_and_scheme
 
-from memories.errors import NotFound
+from core.errors import NotFound
 from memories.models import Memory
 from memories.selectors import MemoryPage, memory_get
 from minds.access import mind_for_person

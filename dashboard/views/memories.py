@@ -17,6 +17,7 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_http_methods, require_POST
 
+from core.errors import Conflict, Invalid, NotFound, QuotaExceeded, Stale
 from dashboard.forms import MemoryEditForm, MemoryFilterForm
 from dashboard.views.common import (
     SelectorPages,
@@ -29,7 +30,6 @@ from dashboard.views.common import (
 )
 from memories import audit, services
 from memories.actors import Actor
-from memories.errors import Conflict, Invalid, NotFound, QuotaExceeded, Stale
 from memories.filters import MemoryFilters
 from memories.models import Memory, MemoryEvent
 from memories.rules import parse_timestamp

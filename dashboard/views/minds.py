@@ -9,9 +9,9 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods
 
+from core.errors import QuotaExceeded
 from dashboard.forms import MindForm
 from dashboard.views.common import own_mind
-from memories.errors import QuotaExceeded
 from memories.selectors import (
     EXPIRING_SOON,
     expiring_filters,

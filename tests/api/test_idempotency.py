@@ -9,7 +9,8 @@ import pytest
 from django.db import connections
 from django.utils import timezone
 
-from memories.models import IdempotencyRecord, Memory, MemoryEvent
+from api.models import IdempotencyRecord
+from memories.models import Memory, MemoryEvent
 from minds.services import mind_create
 from tests.conftest import bearer_client, jwt_for
 
@@ -147,7 +148,7 @@ def test_concurrent_requests_with_one_key_write_once(owner, owner_mind):
 
 def test_losing_the_record_insert_rolls_back_the_write_and_replays(agent, monkeypatch):
     """The path PostgreSQL takes when two requests pass the lookup at once."""
-    from memories.api import idempotency
+    from api import idempotency
 
     first = post(agent)
     real_find = idempotency._find

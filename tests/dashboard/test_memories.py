@@ -4,9 +4,9 @@ import pytest
 from django.test import Client
 from django.utils import timezone
 
+from core.errors import NotFound
 from memories import services
 from memories.actors import Actor
-from memories.errors import NotFound
 from memories.models import Memory, MemoryEvent, Priority
 from memories.services import memory_upsert, memory_upsert_many
 from tests.dashboard.conftest import AGENT, agent_store, shown

@@ -11,20 +11,26 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
-FIRST_PARTY = ("memories", "minds", "accounts", "dashboard", "mcp_server", "synapse_site")
+from tests.layout import PACKAGES
 
-# The memory core and what it stands on: models, services, selectors, recall, search, export.
+ROOT = Path(__file__).resolve().parents[2]
+FIRST_PARTY = PACKAGES
+CORE_APPS = ("core", "memories", "minds", "accounts")
+
+# The core: every module of the core apps but their migrations, management commands and admin
+# (the admin is a face that lives beside the models it shows).
 CORE = sorted(
     str(path.relative_to(ROOT).with_suffix("")).replace("/", ".").removesuffix(".__init__")
-    for path in (ROOT / "memories").rglob("*.py")
-    if not {"api", "migrations", "management"} & set(path.relative_to(ROOT).parts)
-    and path.name not in ("admin.py", "apps.py", "tasks.py")
+    for app in CORE_APPS
+    for path in (ROOT / app).rglob("*.py")
+    if not {"migrations", "management"} & set(path.relative_to(ROOT).parts)
+    and path.name != "admin.py"
 )
-BELOW_THE_CORE = {"minds.models", "minds.access", "synapse_site.ids"}
+BELOW_THE_CORE = {"synapse_site.ids"}
 HTTP = ("rest_framework", "drf_spectacular", "django.http", "django.shortcuts", "django.urls")
 # The third-party packages the core stands on. Search by meaning (memories/embeddings/) adds
-# numpy, onnx, onnxruntime and tokenizers, which run the bundled model.
+# numpy, onnx, onnxruntime and tokenizers, which run the bundled model; huey is the job engine
+# whose tasks (memories/tasks.py) call the outbox.
 CORE_THIRD_PARTY = {
     "django",
     "django_stubs_ext",
@@ -33,18 +39,19 @@ CORE_THIRD_PARTY = {
     "onnx",
     "onnxruntime",
     "tokenizers",
+    "huey",
 }
 # Calls out of the process: only the embeddings API's client, with the standard library's
 # urllib. It asks a server for vectors; answering HTTP stays the faces' job.
 OUTBOUND = ("urllib.request", "urllib.error", "http.client", "socket", "requests", "httpx")
 CALLS_OUT = {"memories.embeddings.remote"}
 FACES = {
-    "memories.api": "the API",
+    "api": "the API",
     "dashboard": "the dashboard",
     "mcp_server": "MCP",
     "memories.admin": "the admin",
-    # The job engine's entry (huey): it calls the core's outbox, as a face calls services.
-    "memories.tasks": "the job engine",
+    "minds.admin": "the admin",
+    "accounts.admin": "the admin",
 }
 
 
@@ -75,7 +82,9 @@ def test_the_core_is_found():
     assert {"memories.services", "memories.rules", "memories.selectors", "memories.recall"} <= set(
         CORE
     )
-    assert "memories.search.sqlite" in CORE and "memories.api.views" not in CORE
+    assert {"minds.services", "minds.access", "accounts.services", "core.errors"} <= set(CORE)
+    assert "memories.search.sqlite" in CORE and "memories.tasks" in CORE
+    assert not any(name.endswith(".admin") for name in CORE)
 
 
 @pytest.mark.parametrize("module", CORE)
@@ -86,14 +95,14 @@ def test_the_core_imports_no_http(module):
 
 @pytest.mark.parametrize("module", CORE)
 def test_the_core_stands_only_on_the_core(module):
-    """First-party imports of the core are the core itself, minds' models and access."""
+    """First-party imports of the core are the core itself (and the site's id helper)."""
     allowed = set(CORE) | BELOW_THE_CORE
     outside = {
         name
         for name in imports(module)
         if name.split(".")[0] in FIRST_PARTY
         and name not in allowed
-        and not any(_under(name, ok) for ok in allowed - {"memories"})
+        and not any(_under(name, ok) for ok in allowed - set(CORE_APPS))
     }
     assert not outside, f"{module} imports {sorted(outside)}"
 

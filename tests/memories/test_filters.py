@@ -10,8 +10,8 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
+from core.errors import Invalid
 from memories.actors import Actor
-from memories.errors import Invalid
 from memories.filters import SORTS, MemoryFilters
 from memories.models import Memory, Priority
 from memories.rules import UNSET

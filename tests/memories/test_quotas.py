@@ -15,8 +15,8 @@ from django.db import connection
 from django.db.models import Count
 from django.test import override_settings
 
+from core.errors import QuotaExceeded
 from memories.actors import Actor
-from memories.errors import QuotaExceeded
 from memories.models import Memory, MemoryEvent
 from memories.rules import content_bytes
 from memories.services import (

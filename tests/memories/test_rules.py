@@ -7,9 +7,9 @@ from datetime import UTC, datetime
 
 import pytest
 
+from core.errors import NON_FIELD, Invalid
 from memories import rules
 from memories.actors import Actor
-from memories.errors import NON_FIELD, Invalid
 from memories.models import MAX_TAGS
 from memories.rules import (
     MAX_UNKNOWN_NAMED,

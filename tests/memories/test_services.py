@@ -6,8 +6,8 @@ from datetime import timedelta
 import pytest
 from django.db import connections
 
+from core.errors import Conflict, Forbidden, Invalid
 from memories.actors import Actor
-from memories.errors import Conflict, Forbidden, Invalid
 from memories.models import Memory, MemoryEvent, MemoryTag, Priority
 from memories.services import (
     memory_delete,

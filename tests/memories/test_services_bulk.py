@@ -6,9 +6,9 @@ from datetime import UTC, datetime
 
 import pytest
 
+from core.errors import Invalid
 from memories import services
 from memories.actors import Actor
-from memories.errors import Invalid
 from memories.models import Memory, MemoryEvent, MemoryTag
 from memories.rules import BULK_MAX_ITEMS, UNSET
 from memories.services import ItemRefused, memory_upsert, memory_upsert_many, mind_import

@@ -8,8 +8,8 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
+from core.errors import Conflict, Forbidden, Invalid, NotFound, Stale
 from memories.actors import Actor
-from memories.errors import Conflict, Forbidden, Invalid, NotFound, Stale
 from memories.models import Memory, MemoryEvent, MemoryTag
 from memories.services import (
     UNDO_WINDOW,

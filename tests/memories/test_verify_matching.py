@@ -9,9 +9,9 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
+from core.errors import Forbidden, Invalid
 from memories import services
 from memories.actors import Actor
-from memories.errors import Forbidden, Invalid
 from memories.filters import MemoryFilters
 from memories.models import Memory, MemoryEvent
 from memories.selectors import diff_until

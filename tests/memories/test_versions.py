@@ -8,8 +8,8 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
+from core.errors import Invalid, Stale
 from memories.actors import Actor
-from memories.errors import Invalid, Stale
 from memories.models import Memory, MemoryEvent
 from memories.services import (
     memory_change,

@@ -20,8 +20,8 @@ from typing import Any
 import pytest
 from django.test import Client
 
+from core.errors import NON_FIELD, Invalid
 from memories.actors import Actor
-from memories.errors import NON_FIELD, Invalid
 from memories.models import Memory
 from memories.rules import memory_body_clean
 from memories.services import memory_upsert

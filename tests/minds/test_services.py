@@ -6,7 +6,7 @@ import pytest
 from django.core.management import call_command
 from django.test import override_settings
 
-from memories.errors import QuotaExceeded
+from core.errors import QuotaExceeded
 from minds.models import Mind
 from minds.services import mind_create
 

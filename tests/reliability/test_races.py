@@ -18,7 +18,7 @@ from collections import Counter
 import pytest
 from django.db import connections
 
-from memories.errors import QuotaExceeded
+from core.errors import QuotaExceeded
 from memories.models import Memory, MemoryEvent
 from memories.services import memory_upsert, memory_verify
 from minds.models import Mind

@@ -2,7 +2,7 @@
 
 After SYNAPSE_LOGIN_FAILURE_LIMIT wrong passwords for one email from one address, logins to
 that email from that address are refused, the right password included, until the cool-off
-has passed (django-axes, accounts/lockout.py). The per-address login rate limit still comes
+has passed (django-axes, synapse_site/lockout.py). The per-address login rate limit still comes
 first on every form; most tests here switch it off to look at the lockout alone.
 """
 

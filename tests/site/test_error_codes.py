@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import re
 
-from memories import errors as core
+from core import errors as core
 from synapse_site.errors import CODE_BY_CLASS
 from synapse_site.server import PROTOCOL_ERRORS
+from tests.layout import PACKAGES
 from tests.reliability.harness import REPO
 
-PACKAGES = ("accounts", "dashboard", "mcp_server", "memories", "minds", "synapse_site")
 LITERAL_CODES = (
     re.compile(r'error_body\(\s*"(\w+)"'),
     re.compile(r'_http_error\(\s*\d+,\s*"(\w+)"'),

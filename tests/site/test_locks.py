@@ -24,9 +24,9 @@ from pathlib import Path
 
 import pytest
 
+from tests.layout import PACKAGES
 from tests.reliability.harness import REPO
 
-PACKAGES = ("accounts", "dashboard", "mcp_server", "memories", "minds", "synapse_site")
 # What `python -m venv` itself puts in every virtualenv, before any lock is installed.
 VENV_OWN = {"pip", "setuptools"}
 

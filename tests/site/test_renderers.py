@@ -10,7 +10,7 @@ from django.utils.translation import gettext_lazy
 from rest_framework.exceptions import ErrorDetail
 from rest_framework.renderers import JSONRenderer
 
-from synapse_site.renderers import ORJSONRenderer
+from api.renderers import ORJSONRenderer
 
 DATA = {
     "memories": [

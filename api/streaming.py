@@ -14,7 +14,7 @@ from typing import Any
 
 from django.http import StreamingHttpResponse
 
-from synapse_site.renderers import ORJSONRenderer
+from api.renderers import ORJSONRenderer
 
 # What is sent at a time: small enough to keep memory flat, large enough to be few writes.
 PIECE_BYTES = 64 * 1024

@@ -8,9 +8,11 @@ from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from memories.api.params import Params, param_bool, param_category, param_choice, param_tag
-from memories.api.streaming import streamed_json
-from memories.errors import Invalid
+from api.negotiation import Produces
+from api.params import Params, param_bool, param_category, param_choice, param_tag
+from api.scoping import mind_for_request
+from api.streaming import streamed_json
+from core.errors import Invalid
 from memories.fields import CATEGORIES
 from memories.recall import (
     MAX_BUDGET,
@@ -20,8 +22,6 @@ from memories.recall import (
     recall_selection,
     recall_text_stream,
 )
-from minds.scoping import mind_for_request
-from synapse_site.negotiation import Produces
 
 FORMATS = ["text", "json"]
 

@@ -11,15 +11,15 @@ from rest_framework.decorators import action
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from minds import services
-from minds.models import Mind
-from minds.serializers import (
+from api.permissions import IsHuman
+from api.serializers import (
     MindDeletedSerializer,
     MindListSerializer,
     MindSerializer,
     MindWithKeySerializer,
 )
-from synapse_site.permissions import IsHuman
+from minds import services
+from minds.models import Mind
 
 
 def with_key(mind: Mind, raw_key: str) -> dict[str, Any]:

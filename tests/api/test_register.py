@@ -1,7 +1,7 @@
 import pytest
 
-from accounts.api import REGISTERED
 from accounts.models import User
+from api.accounts import REGISTERED
 from tests.conftest import PASSWORD
 
 pytestmark = pytest.mark.django_db

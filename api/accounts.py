@@ -13,9 +13,9 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from accounts.lockout import cool_off_seconds
 from accounts.models import User
-from accounts.serializers import (
+from accounts.services import user_register
+from api.serializers import (
     AccessSerializer,
     LoginSerializer,
     LogoutResponseSerializer,
@@ -24,8 +24,8 @@ from accounts.serializers import (
     RegisterSerializer,
     TokenPairSerializer,
 )
-from accounts.services import user_register
-from accounts.tokens import access_token_refresh, refresh_token_revoke, tokens_for
+from api.tokens import access_token_refresh, refresh_token_revoke, tokens_for
+from synapse_site.lockout import cool_off_seconds
 from synapse_site.throttling import LoginRateThrottle
 
 

@@ -26,8 +26,8 @@ from rest_framework.renderers import JSONRenderer
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from memories.errors import Invalid
-from memories.models import IdempotencyRecord
+from api.models import IdempotencyRecord
+from core.errors import Invalid
 from minds.access import MindAgent
 from minds.models import Mind
 from synapse_site.errors import Conflict

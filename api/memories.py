@@ -32,18 +32,16 @@ from rest_framework.permissions import IsAuthenticated
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from memories import audit, selectors, services
-from memories.actors import Actor
-from memories.api.conditions import (
+from api.conditions import (
     ETAG_HEADER,
     IF_MATCH_PARAM,
     PRECONDITION_FAILED,
     etag,
     expected_version,
 )
-from memories.api.idempotency import HEADER as IDEMPOTENCY_HEADER
-from memories.api.idempotency import idempotent
-from memories.api.params import (
+from api.idempotency import HEADER as IDEMPOTENCY_HEADER
+from api.idempotency import idempotent
+from api.params import (
     param_bool,
     param_category,
     param_choice,
@@ -56,7 +54,9 @@ from memories.api.params import (
     param_source,
     param_tag,
 )
-from memories.api.serializers import (
+from api.permissions import IsHuman
+from api.scoping import mind_for_request
+from api.serializers import (
     MemoryDeletedSerializer,
     MemoryListAnswerSerializer,
     MemorySerializer,
@@ -65,8 +65,10 @@ from memories.api.serializers import (
     MemoryUpdateSerializer,
     MemoryWriteSerializer,
 )
-from memories.api.streaming import streamed_json
-from memories.errors import Invalid
+from api.streaming import streamed_json
+from core.errors import Invalid
+from memories import audit, selectors, services
+from memories.actors import Actor
 from memories.fields import (
     CATEGORIES,
     PRIORITIES,
@@ -81,8 +83,6 @@ from memories.filters import MemoryFilters
 from memories.models import Memory, MemoryEvent
 from memories.rules import BULK_MAX_ITEMS, DURATION_FORMS, normalize_tag, parse_timestamp
 from memories.selectors import LIST_LIMIT_MAX, MAX_OFFSET
-from minds.scoping import mind_for_request
-from synapse_site.permissions import IsHuman
 
 if TYPE_CHECKING:
     from rest_framework.permissions import _SupportsHasPermission

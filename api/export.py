@@ -13,10 +13,8 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from memories import services
-from memories.api.idempotency import idempotent
-from memories.api.params import param_choice
-from memories.api.views import (
+from api.idempotency import idempotent
+from api.memories import (
     IDEMPOTENCY_PARAM,
     MIND_PARAM,
     SYNC_ANSWER,
@@ -25,9 +23,11 @@ from memories.api.views import (
     bulk_request,
     sync_answer,
 )
+from api.negotiation import Produces
+from api.params import param_choice
+from api.scoping import mind_for_request
+from memories import services
 from memories.export import FORMATS, export_csv, export_filename, export_json
-from minds.scoping import mind_for_request
-from synapse_site.negotiation import Produces
 
 CONTENT_TYPES = {"json": "application/json", "csv": "text/csv; charset=utf-8"}
 

@@ -1,5 +1,5 @@
-"""The core's own errors. Each face maps them once: the API's exception handler, a dashboard
-message, an MCP tool result.
+"""The errors every core app (accounts, minds, memories) raises. Each face maps them once:
+the API's exception handler, a dashboard message, an MCP tool result.
 
 - `Invalid`: the input broke a rule; `fields` names every field with its messages at once.
 - `NotFound`: no such thing in this mind (also when it belongs to another mind).

@@ -12,6 +12,8 @@ Decimal, datetimes) goes through DRF's encoder, and an indented answer
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
+from typing import Any
 
 import orjson
 from rest_framework.renderers import JSONRenderer
@@ -27,15 +29,20 @@ _SEPARATORS = re.compile(rb"\xe2\x80[\xa8\xa9]")
 
 
 class ORJSONRenderer(JSONRenderer):
-    def render(self, data, accepted_media_type=None, renderer_context=None) -> bytes:
+    def render(
+        self,
+        data: Any,
+        accepted_media_type: str | None = None,
+        renderer_context: Mapping[str, Any] | None = None,
+    ) -> bytes:
         if data is None:
             return b""
-        if self.get_indent(accepted_media_type, renderer_context or {}) is not None:
-            return super().render(data, accepted_media_type, renderer_context)
+        if self.get_indent(accepted_media_type or "", renderer_context or {}) is not None:
+            return bytes(super().render(data, accepted_media_type, renderer_context))
         try:
             ret = orjson.dumps(data, default=_default, option=_OPTIONS)
         except TypeError:  # a non-string key, a lone surrogate …: DRF's own renderer decides
-            return super().render(data, accepted_media_type, renderer_context)
+            return bytes(super().render(data, accepted_media_type, renderer_context))
         if b"\xe2" in ret and _SEPARATORS.search(ret):
             ret = ret.replace(b"\xe2\x80\xa8", b"\\u2028").replace(b"\xe2\x80\xa9", b"\\u2029")
         return ret

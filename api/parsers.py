@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import IO, Any
+
 from rest_framework.exceptions import ParseError
 from rest_framework.parsers import JSONParser as DRFJSONParser
 
@@ -12,7 +15,12 @@ class JSONParser(DRFJSONParser):
     A 1 MB body can hold 500,000 nested brackets; json.loads gives up with RecursionError.
     """
 
-    def parse(self, stream, media_type=None, parser_context=None):
+    def parse(
+        self,
+        stream: IO[Any],
+        media_type: str | None = None,
+        parser_context: Mapping[str, Any] | None = None,
+    ) -> Any:
         try:
             return super().parse(stream, media_type, parser_context)
         except RecursionError:

@@ -15,7 +15,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from memories.api.params import (
+from api.params import (
     param_category,
     param_expired,
     param_limit,
@@ -24,11 +24,11 @@ from memories.api.params import (
     param_search_mode,
     param_tag,
 )
+from api.scoping import mind_for_request
 from memories.fields import CATEGORIES, search_to_dict, similar_to_dict
 from memories.filters import MemoryFilters
 from memories.search import DEFAULT_LIMIT, MATCHES, MAX_LIMIT, MAX_QUERY_CHARS, MODES
 from memories.selectors import MAX_OFFSET, memory_search, memory_semantic_search
-from minds.scoping import mind_for_request
 
 Q_HELP = (
     "Words to look for; any may match, best matches first. "

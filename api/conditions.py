@@ -16,10 +16,10 @@ import re
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse
 from rest_framework.request import Request
 
-from memories.errors import Invalid
+from api.schema import ErrorSerializer
+from core.errors import Invalid
 from memories.models import Memory
 from memories.versions import Expected, memory_version
-from synapse_site.schema import ErrorSerializer
 
 IF_MATCH = "If-Match"
 _OPAQUE = r'"[\x21\x23-\x7e\x80-\xff]*"'

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from datetime import timedelta
 
-from memories.errors import Invalid
+from core.errors import Invalid
 from memories.fields import CATEGORIES, PRIORITIES, SOURCES
 from memories.filters import Expired
 from memories.models import Priority

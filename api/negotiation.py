@@ -4,6 +4,9 @@ DRF negotiates against the view's renderers, which speak JSON only, so `Accept: 
 on recall or `Accept: text/csv` on a CSV export was a 406 although that is exactly what
 the view sends. A view lists what it produces; an Accept that admits one of those passes,
 and errors are still JSON.
+
+Not DRF's renderer classes: a text or CSV renderer in `renderer_classes` also renders the
+view's errors (a 401 under `Accept: text/plain` would be a Python repr, not JSON).
 """
 
 from __future__ import annotations

@@ -7,6 +7,10 @@ A token stops working, access and refresh alike, as soon as:
   matches;
 - its refresh token is logged out (`POST /logout`): access tokens name the refresh token they
   came from (`refresh_jti`), and that id is kept in `RevokedToken` until it would expire.
+
+Not simplejwt's blacklist app: it stores every issued refresh token whole (a working 7-day
+credential at rest) on each login, and blacklists refresh tokens only, so access tokens
+outlive logout.
 """
 
 from __future__ import annotations

@@ -1,9 +1,11 @@
-"""JWT bearer authentication that leaves Mind Keys to their own class."""
+"""Who is calling the API: `Authorization: Bearer mk_…` is an agent acting for one mind, any
+other bearer token a person's JWT. The Mind Key class runs first; neither shadows the other."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from rest_framework import authentication
 from rest_framework.exceptions import AuthenticationFailed
 from rest_framework.request import Request
 from rest_framework_simplejwt.authentication import JWTAuthentication
@@ -11,11 +13,32 @@ from rest_framework_simplejwt.exceptions import ExpiredTokenError, TokenError
 from rest_framework_simplejwt.tokens import AccessToken, RefreshToken, Token
 
 from accounts.models import User
-from accounts.tokens import is_token_of, token_user
-from minds.authentication import bearer_token
-from minds.models import MIND_KEY_PREFIX
+from api.tokens import is_token_of, token_user
+from minds.access import MindAgent
+from minds.models import MIND_KEY_PREFIX, Mind
+from synapse_site.credentials import bearer_token
+from synapse_site.logs import bind_mind
 
 BEARER_WORDS = (b"Bearer", b"bearer")
+
+
+class MindKeyAuthentication(authentication.BaseAuthentication):
+    keyword = "Bearer"
+
+    def authenticate(self, request: Request) -> tuple[MindAgent, Mind] | None:
+        token = bearer_token(request)
+        if token is None or not token.startswith(MIND_KEY_PREFIX):
+            return None
+        mind = Mind.objects.for_key(token)
+        if mind is None:
+            raise AuthenticationFailed(
+                "This Mind Key is not valid: it may have been rotated or revoked."
+            )
+        bind_mind(mind.pk)
+        return MindAgent(mind=mind), mind
+
+    def authenticate_header(self, request: Request) -> str:
+        return f'{self.keyword} realm="synapse"'
 
 
 class BearerJWTAuthentication(JWTAuthentication):
@@ -23,7 +46,7 @@ class BearerJWTAuthentication(JWTAuthentication):
 
     The Mind Key class runs first and answers for every `mk_` token (valid or not); this
     guard keeps the two from shadowing each other if the order ever changes. The account
-    behind a token is checked by accounts.tokens (deleted, deactivated, password changed,
+    behind a token is checked by api.tokens (deleted, deactivated, password changed,
     logged out), and every refusal is one plain sentence saying what to do.
     """
 

@@ -1,0 +1,40 @@
+"""The agents' API: accounts, minds, memories, export and import, and its OpenAPI schema."""
+
+from django.urls import re_path
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
+
+from api.accounts import LoginView, LogoutView, RefreshView, RegisterView
+from api.export import MindExportView, MindImportView
+from api.memories import MemoryViewSet
+from api.minds import MindViewSet
+from api.recall import RecallView
+from api.routers import OptionalSlashRouter
+from api.search import MemorySearchView, MemorySemanticSearchView
+
+router = OptionalSlashRouter()
+router.register("memory", MemoryViewSet, basename="memory")
+router.register("minds", MindViewSet, basename="mind")
+
+urlpatterns = [
+    re_path(r"^register/?$", RegisterView.as_view(), name="register"),
+    re_path(r"^login/?$", LoginView.as_view(), name="login"),
+    re_path(r"^token/refresh/?$", RefreshView.as_view(), name="token-refresh"),
+    re_path(r"^logout/?$", LogoutView.as_view(), name="token-logout"),
+    re_path(r"^api/schema/?$", SpectacularAPIView.as_view(), name="schema"),
+    # Swagger UI in the site's page and colours; its start-up script is a request of its own.
+    re_path(
+        r"^api/docs/?$",
+        SpectacularSwaggerSplitView.as_view(url_name="schema", template_name="api_docs.html"),
+        name="api-docs",
+    ),
+    re_path(r"^memory/recall/?$", RecallView.as_view(), name="memory-recall"),
+    re_path(r"^memory/search/?$", MemorySearchView.as_view(), name="memory-search"),
+    re_path(
+        r"^memory/semantic-search/?$",
+        MemorySemanticSearchView.as_view(),
+        name="memory-semantic-search",
+    ),
+    re_path(r"^mind/export/?$", MindExportView.as_view(), name="mind-export"),
+    re_path(r"^mind/import/?$", MindImportView.as_view(), name="mind-import"),
+    *router.urls,
+]

@@ -1,0 +1,1 @@
+"""What the core apps (accounts, minds, memories) share: the errors they raise."""
