@@ -4,13 +4,16 @@ with one executemany statement per table and set of columns.
 Every write of the services goes through here, one memory or a thousand. Written out
 rather than `bulk_create`/`bulk_update`, which build a model instance and compile a fresh
 multi-row statement per few dozen rows: on a bulk sync that work was most of the request.
-Values are prepared as the ORM prepares them (`get_db_prep_save`); no signals are sent.
+Values are prepared from the model's fields as save() prepares them (`get_db_prep_save` of
+the value or the field's default), with a shortcut for types a field stores unchanged; a field
+whose value save() would make otherwise (`unsupported`) is refused. No signals are sent.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
+from types import NoneType
 from typing import Any, cast
 
 import orjson
@@ -25,7 +28,7 @@ def insert(model: type[models.Model], rows: Sequence[Row]) -> None:
     if not rows:
         return
     db = connections[DEFAULT_DB_ALIAS]
-    fields = [f for f in model._meta.concrete_fields if not isinstance(f, models.AutoField)]
+    fields = _inserted(model)
     quote = db.ops.quote_name
     sql = "INSERT INTO {} ({}) VALUES ({})".format(
         quote(model._meta.db_table),
@@ -45,7 +48,7 @@ def upsert(
         return
     db = connections[DEFAULT_DB_ALIAS]
     meta = model._meta
-    fields = [f for f in meta.concrete_fields if not isinstance(f, models.AutoField)]
+    fields = _inserted(model)
     quote = db.ops.quote_name
     sql = "INSERT INTO {} ({}) VALUES ({}) ON CONFLICT ({}) DO UPDATE SET {}".format(
         quote(meta.db_table),
@@ -85,10 +88,43 @@ def update(
         cursor.executemany(sql, [[*row, obj.pk] for row, obj in zip(values, objects, strict=True)])
 
 
+def _inserted(model: type[models.Model]) -> list[models.Field[Any, Any]]:
+    """The columns an INSERT writes, as save() picks them: all but the database's own."""
+    return [
+        f
+        for f in model._meta.concrete_fields
+        if not isinstance(f, models.AutoField) and not f.generated
+    ]
+
+
+def unsupported(field: models.Field[Any, Any]) -> str | None:
+    """Why this module cannot write `field` as save() would, or None when it can."""
+    if field.db_default is not models.NOT_PROVIDED:
+        return "it has a db_default, which save() leaves to the database"
+    pre_save = type(field).pre_save
+    if pre_save is models.Field.pre_save:
+        return None
+    # The date fields' pre_save stamps the time only for auto_now and auto_now_add.
+    stamps = getattr(field, "auto_now", False) or getattr(field, "auto_now_add", False)
+    if pre_save in _DATE_PRE_SAVES and not stamps:
+        return None
+    return "save() makes its value in pre_save (auto_now, auto_now_add or its own)"
+
+
+_DATE_PRE_SAVES = (
+    models.DateField.pre_save,
+    models.DateTimeField.pre_save,
+    models.TimeField.pre_save,
+)
+
+
 def _prepared(
     db: BaseDatabaseWrapper, fields: list[models.Field[Any, Any]], rows: Iterable[Row]
 ) -> list[list[Any]]:
-    """Each row's values for `fields`, as get_db_prep_save makes them."""
+    """Each row's values for `fields`, as save() prepares them."""
+    for field in fields:
+        if reason := unsupported(field):
+            raise TypeError(f"memories/rows.py cannot write {field}: {reason}.")
     plans = [(f, f.attname, _as_is(f), _json_text(f, db)) for f in fields]
     # A batch shares its timestamps: each distinct one is prepared once.
     times: dict[tuple[str, datetime], Any] = {}
@@ -116,25 +152,34 @@ def _prepared(
     ]
 
 
+# Field classes whose get_db_prep_save gives back a value of these types unchanged. Exact
+# classes: a subclass may prepare its values its own way, and takes get_db_prep_save.
+_UNCHANGED: dict[type[models.Field[Any, Any]], tuple[type, ...]] = {
+    models.CharField: (str,),
+    models.TextField: (str,),
+    models.BooleanField: (bool,),
+    models.FloatField: (float,),
+    models.IntegerField: (int,),
+    models.SmallIntegerField: (int,),
+    models.BigIntegerField: (int,),
+    models.PositiveIntegerField: (int,),
+    models.PositiveSmallIntegerField: (int,),
+    models.PositiveBigIntegerField: (int,),
+}
+
+
 def _as_is(field: models.Field[Any, Any]) -> tuple[type, ...]:
     """Python types this field stores unchanged, which need no preparing."""
-    if isinstance(field, models.ForeignKey):
-        return _as_is(field.target_field)
-    plain: tuple[type, ...] = ()
-    if isinstance(field, models.CharField | models.TextField):
-        plain = (str,)
-    elif isinstance(field, models.BooleanField):
-        plain = (bool,)
-    elif isinstance(field, models.FloatField):
-        plain = (float,)
-    elif isinstance(field, models.IntegerField) and not isinstance(field, models.AutoField):
-        plain = (int,)
-    return (*plain, type(None)) if plain and field.null else plain
+    if type(field) in (models.ForeignKey, models.OneToOneField):
+        return _as_is(cast("models.ForeignKey[Any, Any]", field).target_field)
+    plain = _UNCHANGED.get(type(field), ())
+    return (*plain, NoneType) if plain else ()
 
 
 def _json_text(field: models.Field[Any, Any], db: BaseDatabaseWrapper) -> bool:
-    # SQLite keeps JSON as text, which orjson writes faster than json.dumps, the same values.
-    return db.vendor == "sqlite" and isinstance(field, models.JSONField) and field.encoder is None
+    # SQLite keeps JSON as text, which orjson writes faster than json.dumps: the same JSON
+    # values, in compact text with no \u escapes (tests/memories/test_rows.py).
+    return db.vendor == "sqlite" and type(field) is models.JSONField and field.encoder is None
 
 
 # Primary keys per UPDATE … WHERE pk IN (…): far below every database's limit on parameters.

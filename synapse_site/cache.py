@@ -8,6 +8,8 @@ Here add(), incr() and get() run under an exclusive lock on one file of the dire
 keeps the entry's expiry and rewrites the count in place (cheaper than a new file and a
 rename on every request; the lock keeps readers from seeing half a write). When the cache is
 full, expired entries go before live ones.
+
+Not a library's: Django's DatabaseCache loses counts too; diskcache has no release since 2023.
 """
 
 from __future__ import annotations

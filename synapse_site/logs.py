@@ -71,7 +71,8 @@ class RequestContextFilter(logging.Filter):
 
 
 class JSONFormatter(logging.Formatter):
-    """One JSON object per line: time, level, logger, message, then what is known."""
+    """One JSON object per line: time, level, logger, message, then what is known.
+    Not python-json-logger: it writes every `extra` (Django's request too) and nulls."""
 
     def format(self, record: logging.LogRecord) -> str:
         line: dict[str, Any] = {
