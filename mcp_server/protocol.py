@@ -27,8 +27,8 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import Any, NotRequired, TypedDict
 
 from mcp_server import tools
 
@@ -52,14 +52,43 @@ UNSUPPORTED_PROTOCOL_VERSION = -32022
 ANSWER_LIMIT = -32010  # a server error code (JSON-RPC leaves -32000 to -32099 to servers)
 
 
+# A request's id: a string or an integer; null when it could not be read.
+RequestId = str | int | None
+# A method's result: a JSON object, its members as the method defines them.
+Result = Mapping[str, Any]
+
+
+class ErrorObject(TypedDict):
+    code: int
+    message: str
+    data: NotRequired[Any]  # any JSON that says more
+
+
+class ErrorResponse(TypedDict):
+    jsonrpc: str
+    id: RequestId
+    error: ErrorObject
+
+
+class ResultResponse(TypedDict):
+    jsonrpc: str
+    id: RequestId
+    result: Result
+
+
+Response = ErrorResponse | ResultResponse
+
+
 class RpcError(Exception):
-    def __init__(self, code: int, message: str, data: Any = None):
+    def __init__(self, code: int, message: str, data: Any = None) -> None:
         super().__init__(message)
         self.code, self.message, self.data = code, message, data
 
 
-def error_response(request_id: Any, code: int, message: str, data: Any = None) -> dict:
-    error: dict = {"code": code, "message": message}
+def error_response(
+    request_id: RequestId, code: int, message: str, data: Any = None
+) -> ErrorResponse:
+    error: ErrorObject = {"code": code, "message": message}
     if data is not None:
         error["data"] = data
     return {"jsonrpc": "2.0", "id": request_id, "error": error}
@@ -80,7 +109,7 @@ def instructions(ctx: tools.ToolContext) -> str:
 # --- Methods --------------------------------------------------------------------------------
 
 
-def _initialize(ctx: tools.ToolContext, params: dict) -> dict:
+def _initialize(ctx: tools.ToolContext, params: dict[str, Any]) -> Result:
     requested = params.get("protocolVersion")
     if not isinstance(requested, str):
         raise RpcError(INVALID_PARAMS, "initialize needs params.protocolVersion (a string).")
@@ -96,15 +125,15 @@ def _initialize(ctx: tools.ToolContext, params: dict) -> dict:
     }
 
 
-def _ping(ctx: tools.ToolContext, params: dict) -> dict:
+def _ping(ctx: tools.ToolContext, params: dict[str, Any]) -> Result:
     return {}
 
 
-def _tools_list(ctx: tools.ToolContext, params: dict) -> dict:
+def _tools_list(ctx: tools.ToolContext, params: dict[str, Any]) -> Result:
     return {"tools": [tool.describe() for tool in tools.TOOLS.values()]}
 
 
-def _tools_call(ctx: tools.ToolContext, params: dict) -> dict:
+def _tools_call(ctx: tools.ToolContext, params: dict[str, Any]) -> tools.ToolResult:
     name = params.get("name")
     if not isinstance(name, str):
         raise RpcError(INVALID_PARAMS, "tools/call needs params.name (a string).")
@@ -133,7 +162,7 @@ def _tools_call(ctx: tools.ToolContext, params: dict) -> dict:
     return tools.tool_call(ctx, name, arguments)
 
 
-def _has_nul(value) -> bool:
+def _has_nul(value: object) -> bool:
     if isinstance(value, str):
         return "\x00" in value
     if isinstance(value, dict):
@@ -143,15 +172,15 @@ def _has_nul(value) -> bool:
     return False
 
 
-def _resources_list(ctx: tools.ToolContext, params: dict) -> dict:
+def _resources_list(ctx: tools.ToolContext, params: dict[str, Any]) -> Result:
     return {"resources": tools.resource_list(ctx)}
 
 
-def _resource_templates_list(ctx: tools.ToolContext, params: dict) -> dict:
+def _resource_templates_list(ctx: tools.ToolContext, params: dict[str, Any]) -> Result:
     return {"resourceTemplates": tools.resource_templates()}
 
 
-def _resources_read(ctx: tools.ToolContext, params: dict) -> dict:
+def _resources_read(ctx: tools.ToolContext, params: dict[str, Any]) -> Result:
     uri = params.get("uri")
     if not isinstance(uri, str):
         raise RpcError(INVALID_PARAMS, "resources/read needs params.uri (a string).")
@@ -163,7 +192,7 @@ def _resources_read(ctx: tools.ToolContext, params: dict) -> dict:
         raise RpcError(INVALID_PARAMS, str(exc), {"uri": uri[:500]}) from None
 
 
-METHODS: dict[str, Callable[[tools.ToolContext, dict], dict]] = {
+METHODS: dict[str, Callable[[tools.ToolContext, dict[str, Any]], Result]] = {
     "initialize": _initialize,
     "ping": _ping,
     "tools/list": _tools_list,
@@ -182,7 +211,9 @@ def _valid_id(value: Any) -> bool:
     return isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool))
 
 
-def handle_message(ctx: tools.ToolContext, message: Any, *, in_batch: bool = False) -> dict | None:
+def handle_message(
+    ctx: tools.ToolContext, message: Any, *, in_batch: bool = False
+) -> Response | None:
     """The response to one JSON-RPC message, or None for notifications and responses."""
     if not isinstance(message, dict):
         return error_response(None, INVALID_REQUEST, "A JSON-RPC message must be an object.")
@@ -226,7 +257,7 @@ def handle_message(ctx: tools.ToolContext, message: Any, *, in_batch: bool = Fal
     return {"jsonrpc": "2.0", "id": request_id, "result": result}
 
 
-def handle_payload(ctx: tools.ToolContext, payload: Any) -> dict | list | None:
+def handle_payload(ctx: tools.ToolContext, payload: Any) -> Response | list[Response] | None:
     """What to answer to one decoded POST body: a response, a batch of them, or None."""
     if isinstance(payload, list):
         if not payload:
@@ -235,7 +266,7 @@ def handle_payload(ctx: tools.ToolContext, payload: Any) -> dict | list | None:
             return error_response(
                 None, INVALID_REQUEST, f"A batch holds at most {MAX_BATCH} messages."
             )
-        answers = []
+        answers: list[Response] = []
         size = 0  # characters of JSON answered so far
         for item in payload:
             if size >= MAX_BATCH_ANSWER and _is_request(item):
@@ -254,7 +285,7 @@ def _is_request(item: Any) -> bool:
     return isinstance(item, dict) and "method" in item and _valid_id(item.get("id"))
 
 
-def _not_run(request_id: Any) -> dict:
+def _not_run(request_id: RequestId) -> ErrorResponse:
     message = (
         f"Not run: this batch's answers already hold {MAX_BATCH_ANSWER:,} characters or more, "
         "the most one batch answers. Send the remaining calls in another request."

@@ -45,7 +45,7 @@ def _request_ids(message: Any) -> list[Any]:
     ]
 
 
-def _error(request_id: Any, code: int, message: str) -> dict:
+def _error(request_id: Any, code: int, message: str) -> dict[str, Any]:
     return {"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": message}}
 
 

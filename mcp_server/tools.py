@@ -18,11 +18,12 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, NotRequired, TypedDict
 from urllib.parse import parse_qs, urlsplit
 
 from django.utils import timezone
 from jsonschema import Draft202012Validator
+from jsonschema.exceptions import ValidationError
 
 from core.errors import CoreError, NotFound
 from memories import selectors, services
@@ -81,7 +82,31 @@ class ToolContext:
 @dataclass(frozen=True)
 class ToolOutput:
     text: str
-    structured: dict | None = None
+    structured: dict[str, Any] | None = None
+
+
+class TextContent(TypedDict):
+    type: str  # "text"
+    text: str
+
+
+class ToolResult(TypedDict):
+    """A `tools/call` result."""
+
+    content: list[TextContent]
+    isError: bool
+    structuredContent: NotRequired[dict[str, Any]]
+
+
+class ToolDescription(TypedDict):
+    """A tool as `tools/list` shows it (its schemas are JSON Schema objects)."""
+
+    name: str
+    title: str
+    description: str
+    inputSchema: dict[str, Any]
+    annotations: dict[str, Any]
+    outputSchema: NotRequired[dict[str, Any]]
 
 
 Handler = Callable[[ToolContext, dict[str, Any]], ToolOutput]
@@ -92,15 +117,15 @@ class Tool:
     name: str
     title: str
     description: str
-    input_schema: dict
+    input_schema: dict[str, Any]
     handler: Handler
     annotations: dict[str, Any]
     output_schema: dict[str, Any] | None = None
     # Whether tool_call checks the arguments against input_schema before the handler runs.
     schema_checked: bool = True
 
-    def describe(self) -> dict:
-        described = {
+    def describe(self) -> ToolDescription:
+        described: ToolDescription = {
             "name": self.name,
             "title": self.title,
             "description": self.description,
@@ -136,7 +161,7 @@ OFFSET = {
 }
 
 
-def _limit(default: int, maximum: int) -> dict:
+def _limit(default: int, maximum: int) -> dict[str, Any]:
     return {
         "type": "integer",
         "minimum": 1,
@@ -146,8 +171,12 @@ def _limit(default: int, maximum: int) -> dict:
     }
 
 
-def _object(properties: dict, required: tuple[str, ...] = ()) -> dict:
-    schema: dict = {"type": "object", "properties": properties, "additionalProperties": False}
+def _object(properties: dict[str, Any], required: tuple[str, ...] = ()) -> dict[str, Any]:
+    schema: dict[str, Any] = {
+        "type": "object",
+        "properties": properties,
+        "additionalProperties": False,
+    }
     if required:
         schema["required"] = list(required)
     return schema
@@ -174,7 +203,7 @@ def _json_text(data: Any) -> str:
     return json.dumps(data, ensure_ascii=False)
 
 
-def _structured(data: dict) -> ToolOutput:
+def _structured(data: dict[str, Any]) -> ToolOutput:
     return ToolOutput(text=_json_text(data), structured=data)
 
 
@@ -522,12 +551,12 @@ TOOLS: dict[str, Tool] = {
 VALIDATORS = {name: Draft202012Validator(tool.input_schema) for name, tool in TOOLS.items()}
 
 
-def _where(error) -> str:
+def _where(error: ValidationError) -> str:
     path = ".".join(str(part) for part in error.absolute_path)
     return f"{path}: " if path else ""
 
 
-def _argument_errors(name: str, arguments: dict) -> list[str]:
+def _argument_errors(name: str, arguments: dict[str, Any]) -> list[str]:
     errors = sorted(VALIDATORS[name].iter_errors(arguments), key=lambda e: list(e.absolute_path))
     messages = []
     for error in errors[:5]:
@@ -539,11 +568,11 @@ def _argument_errors(name: str, arguments: dict) -> list[str]:
     return messages
 
 
-def _error_result(message: str) -> dict[str, Any]:
+def _error_result(message: str) -> ToolResult:
     return {"content": [{"type": "text", "text": message}], "isError": True}
 
 
-def tool_call(ctx: ToolContext, name: str, arguments: dict) -> dict:
+def tool_call(ctx: ToolContext, name: str, arguments: dict[str, Any]) -> ToolResult:
     """Run one tool for `ctx`'s mind: a `tools/call` result, `isError` on refusal.
 
     Unknown names are the caller's business (a protocol error); anything unexpected is left
@@ -559,7 +588,7 @@ def tool_call(ctx: ToolContext, name: str, arguments: dict) -> dict:
         return _error_result(str(exc))
     except CoreError as exc:  # a refusal the API would answer with a 4xx
         return _error_result(exc.text())
-    result: dict = {"content": [{"type": "text", "text": output.text}], "isError": False}
+    result: ToolResult = {"content": [{"type": "text", "text": output.text}], "isError": False}
     if output.structured is not None:
         result["structuredContent"] = output.structured
     return result
@@ -575,7 +604,29 @@ class ResourceNotFound(Exception):
     pass
 
 
-def resource_list(ctx: ToolContext) -> list[dict]:
+class ResourceDescription(TypedDict):
+    uri: str
+    name: str
+    title: str
+    description: str
+    mimeType: str
+
+
+class ResourceTemplate(TypedDict):
+    uriTemplate: str
+    name: str
+    title: str
+    description: str
+    mimeType: str
+
+
+class ResourceContents(TypedDict):
+    uri: str
+    mimeType: str
+    text: str
+
+
+def resource_list(ctx: ToolContext) -> list[ResourceDescription]:
     return [
         {
             "uri": RECALL_URI,
@@ -589,7 +640,7 @@ def resource_list(ctx: ToolContext) -> list[dict]:
     ]
 
 
-def resource_templates() -> list[dict]:
+def resource_templates() -> list[ResourceTemplate]:
     return [
         {
             "uriTemplate": MEMORY_URI_TEMPLATE,
@@ -601,7 +652,7 @@ def resource_templates() -> list[dict]:
     ]
 
 
-def resource_read(ctx: ToolContext, uri: str) -> list[dict]:
+def resource_read(ctx: ToolContext, uri: str) -> list[ResourceContents]:
     """The contents of `uri`; raises ResourceNotFound (or ToolError for bad parameters)."""
     parts = urlsplit(uri)
     if parts.scheme != "synapse":

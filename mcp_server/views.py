@@ -28,6 +28,7 @@ from __future__ import annotations
 import json
 import math
 from types import SimpleNamespace
+from typing import Any, NoReturn
 
 from django.core.exceptions import RequestDataTooBig
 from django.http import HttpRequest, HttpResponse
@@ -45,7 +46,7 @@ REALM = 'Bearer realm="synapse"'
 VERSION_HEADER = "MCP-Protocol-Version"
 
 
-def _json_response(data, *, status: int = 200) -> HttpResponse:
+def _json_response(data: object, *, status: int = 200) -> HttpResponse:
     """UTF-8 JSON; escaped to ASCII when it holds a lone surrogate (valid JSON, not UTF-8)."""
     try:
         body = json.dumps(data, ensure_ascii=False).encode("utf-8")
@@ -61,7 +62,7 @@ def _http_error(
     *,
     rpc_code: int = protocol.INVALID_REQUEST,
     headers: dict[str, str] | None = None,
-    data: dict | None = None,
+    data: dict[str, Any] | None = None,
 ) -> HttpResponse:
     body = protocol.error_response(
         None, rpc_code, detail, {"error": code, "detail": detail, **(data or {})}
@@ -127,7 +128,7 @@ def _accepts_json(accept: str) -> bool:
     return bool(types & {"application/json", "application/*", "*/*"})
 
 
-def _refuse_constant(name: str):
+def _refuse_constant(name: str) -> NoReturn:
     raise ValueError(f"{name} is not JSON")  # Python's json reads NaN and Infinity; JSON has none
 
 

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import Any, NotRequired, TypedDict
 
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
 from django.core.exceptions import RequestDataTooBig
-from django.http import Http404, HttpRequest, JsonResponse
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from rest_framework import exceptions, status
 from rest_framework.response import Response
 from rest_framework.views import exception_handler, set_rollback
@@ -50,14 +50,21 @@ NO_CREDENTIALS = (
 )
 
 
-def error_body(code: str, detail: str, fields: dict | None = None) -> dict:
-    body: dict = {"error": code, "detail": detail}
+class ErrorBody(TypedDict):
+    error: str
+    detail: str
+    fields: NotRequired[dict[str, list[str]]]
+    retry_after: NotRequired[int]  # rate_limited: seconds to wait
+
+
+def error_body(code: str, detail: str, fields: dict[str, list[str]] | None = None) -> ErrorBody:
+    body: ErrorBody = {"error": code, "detail": detail}
     if fields:
         body["fields"] = fields
     return body
 
 
-def _flatten(value) -> list[str]:
+def _flatten(value: object) -> list[str]:
     if isinstance(value, dict):
         return [f"{k}: {m}" for k, v in value.items() for m in _flatten(v)]
     if isinstance(value, list):
@@ -65,7 +72,7 @@ def _flatten(value) -> list[str]:
     return [str(value)]
 
 
-def _fields(detail) -> dict[str, list]:
+def _fields(detail: object) -> dict[str, list[str]]:
     if isinstance(detail, dict):
         # Always {field: [messages]}: a nested error (the 2nd tag) reads "1: Must be a string."
         return {str(name): _flatten(msgs) for name, msgs in detail.items()}
@@ -140,7 +147,7 @@ def _wants_json(request: HttpRequest) -> bool:
     return "text/html" not in accept or "application/json" in accept
 
 
-def handler404(request, exception=None):
+def handler404(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:
     if _wants_json(request):
         return JsonResponse(
             error_body("not_found", f"Nothing at {request.path}. See GET / for the API guide."),
@@ -151,7 +158,7 @@ def handler404(request, exception=None):
     return page_not_found(request, exception)
 
 
-def handler500(request):
+def handler500(request: HttpRequest) -> HttpResponse:
     if _wants_json(request):
         return JsonResponse(
             error_body("server_error", "Something went wrong on the server; it has been logged."),
@@ -162,13 +169,13 @@ def handler500(request):
     return server_error(request)
 
 
-def handler400(request, exception=None):
+def handler400(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:
     return JsonResponse(
         error_body("bad_request", "The request could not be understood."), status=400
     )
 
 
-def handler403(request, exception=None):
+def handler403(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:
     return JsonResponse(error_body("forbidden", "You may not do this."), status=403)
 
 

@@ -140,7 +140,8 @@ def exposition() -> bytes:
     registry = CollectorRegistry(auto_describe=False)
     path = multiprocess_dir()
     if path:
-        MultiProcessCollector(registry, path=path)
+        # prometheus_client leaves this one unannotated.
+        MultiProcessCollector(registry, path=path)  # type: ignore[no-untyped-call]
     else:
         registry.register(_InProcess())
     registry.register(StoredCounts())

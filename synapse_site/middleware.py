@@ -5,11 +5,13 @@ import logging
 import re
 import time
 import uuid
+from collections.abc import Callable
 
 from django.conf import settings
 from django.core.handlers.wsgi import LimitedStream
 from django.core.signals import request_finished
 from django.http import HttpRequest, JsonResponse
+from django.http.response import HttpResponseBase
 from rest_framework.settings import api_settings
 
 from synapse_site import logs, metrics
@@ -18,8 +20,10 @@ from synapse_site.faces import HTML_FACES, face_of
 
 request_log = logging.getLogger("synapse.request")
 
+GetResponse = Callable[[HttpRequest], HttpResponseBase]
 
-def _end_request_log_context(**kwargs) -> None:
+
+def _end_request_log_context(**kwargs: object) -> None:
     logs.end_request()
 
 
@@ -39,10 +43,10 @@ class RequestIdMiddleware:
     HEADER = "X-Request-Id"
     SANE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:=-]{0,127}")
 
-    def __init__(self, get_response):
+    def __init__(self, get_response: GetResponse) -> None:
         self.get_response = get_response
 
-    def __call__(self, request):
+    def __call__(self, request: HttpRequest) -> HttpResponseBase:
         started = time.perf_counter()
         request_id = self.incoming_id(request) or uuid.uuid4().hex
         logs.begin_request(request_id)  # ended by request_finished (above)
@@ -74,10 +78,10 @@ class RequestIdMiddleware:
 class RequestMetricsMiddleware:
     """Counts each request by endpoint, method and status, with its time (GET /metrics)."""
 
-    def __init__(self, get_response):
+    def __init__(self, get_response: GetResponse) -> None:
         self.get_response = get_response
 
-    def __call__(self, request):
+    def __call__(self, request: HttpRequest) -> HttpResponseBase:
         started = time.perf_counter()
         response = self.get_response(request)
         metrics.observe_request(request, response.status_code, time.perf_counter() - started)
@@ -100,10 +104,10 @@ class BodySizeLimitMiddleware:
     body ends gets 411, never a silently empty body.
     """
 
-    def __init__(self, get_response):
+    def __init__(self, get_response: GetResponse) -> None:
         self.get_response = get_response
 
-    def __call__(self, request):
+    def __call__(self, request: HttpRequest) -> HttpResponseBase:
         limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
         if "chunked" in request.META.get("HTTP_TRANSFER_ENCODING", "").lower():
             refused = self._read_chunked(request, limit)
@@ -120,7 +124,7 @@ class BodySizeLimitMiddleware:
         return self.get_response(request)
 
     @staticmethod
-    def _read_chunked(request, limit: int | None) -> JsonResponse | None:
+    def _read_chunked(request: HttpRequest, limit: int | None) -> JsonResponse | None:
         if not request.META.get("wsgi.input_terminated"):
             return JsonResponse(
                 error_body(
@@ -143,7 +147,8 @@ class BodySizeLimitMiddleware:
                 f"The request body is over {limit} bytes, the most this server accepts."
             )
         request.META["CONTENT_LENGTH"] = str(len(body))
-        request._stream = LimitedStream(io.BytesIO(body), len(body))
+        # As Django's WSGIRequest does; the stubs declare _stream a BinaryIO, which it is not.
+        request._stream = LimitedStream(io.BytesIO(body), len(body))  # type: ignore[assignment]
         return None
 
 
@@ -157,10 +162,10 @@ class SingleQueryValueMiddleware:
 
     EXEMPT = HTML_FACES | {"static"}
 
-    def __init__(self, get_response):
+    def __init__(self, get_response: GetResponse) -> None:
         self.get_response = get_response
 
-    def __call__(self, request):
+    def __call__(self, request: HttpRequest) -> HttpResponseBase:
         if face_of(request.path) not in self.EXEMPT:
             repeated = sorted(k for k, values in request.GET.lists() if len(values) > 1)
             if repeated:
@@ -192,10 +197,10 @@ class ContentSecurityPolicyMiddleware:
     )
     EXEMPT = frozenset({"admin", "api_docs"})
 
-    def __init__(self, get_response):
+    def __init__(self, get_response: GetResponse) -> None:
         self.get_response = get_response
 
-    def __call__(self, request):
+    def __call__(self, request: HttpRequest) -> HttpResponseBase:
         response = self.get_response(request)
         is_html = response.get("Content-Type", "").startswith("text/html")
         if is_html and face_of(request.path) not in self.EXEMPT:

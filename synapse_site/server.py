@@ -94,7 +94,7 @@ def forget_worker_metrics(pid: int) -> None:
     """A worker exited: its live gauges no longer count (its counters still do)."""
     from prometheus_client import multiprocess
 
-    multiprocess.mark_process_dead(pid)
+    multiprocess.mark_process_dead(pid)  # type: ignore[no-untyped-call]  # unannotated upstream
 
 
 def preload_embedder() -> None:

@@ -81,7 +81,7 @@ class AtomicCountMixin(_ThrottleBase):
 
     def wait(self) -> float | None:
         assert self.key is not None  # wait() follows a refusal, and allow_request set the key
-        started = self.cache.get(self.key + ":start")
+        started: float | None = self.cache.get(self.key + ":start")
         if started is None:
             return None
         return max(1.0, self.duration - (self.now - started))

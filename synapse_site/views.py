@@ -19,6 +19,7 @@ from rest_framework.decorators import (
     throttle_classes,
 )
 from rest_framework.permissions import AllowAny
+from rest_framework.request import Request
 from rest_framework.response import Response
 
 from memories.models import Memory
@@ -26,7 +27,7 @@ from minds.models import Mind
 from synapse_site import metrics as site_metrics
 from synapse_site import readiness
 from synapse_site.credentials import bearer_token
-from synapse_site.errors import error_body
+from synapse_site.errors import ErrorBody, error_body
 
 
 @extend_schema(
@@ -43,7 +44,7 @@ from synapse_site.errors import error_body
 @api_view(["GET"])
 @authentication_classes([SessionAuthentication])
 @permission_classes([AllowAny])
-def health(request):
+def health(request: Request) -> Response:
     """Liveness; touches the database, so a broken one shows here. The site-wide counts are
     for staff (signed in to the admin or the dashboard): they tell outsiders how big the
     service is."""
@@ -56,13 +57,18 @@ def health(request):
     return Response(body)
 
 
+class NotReadyBody(ErrorBody):
+    failed: list[str]  # the names of the checks that failed
+    checks: dict[str, str]  # every check's name: what it found
+
+
 # An operator's probe, not part of the agents' API: no schema entry, no credential, no throttle.
 @extend_schema(exclude=True)
 @api_view(["GET"])
 @authentication_classes([])
 @permission_classes([AllowAny])
 @throttle_classes([])
-def health_ready(request):
+def health_ready(request: Request) -> Response:
     """Readiness: 200 when the database answers, every migration is applied and (with search
     by meaning on) a background worker was heard from lately; else 503 naming what failed."""
     checks = readiness.checks()
@@ -71,9 +77,11 @@ def health_ready(request):
     if not failed:
         return Response({"status": "ready", "checks": results})
     reasons = "; ".join(f"{check.name}: {check.detail}" for check in failed)
-    body = error_body("unavailable", f"Not ready: {reasons}.")
-    body["failed"] = [check.name for check in failed]
-    body["checks"] = results
+    body: NotReadyBody = {
+        **error_body("unavailable", f"Not ready: {reasons}."),
+        "failed": [check.name for check in failed],
+        "checks": results,
+    }
     response = Response(body, status=503)
     # A probe fails while a service starts or a worker restarts: a warning, once, naming
     # why (Django would log any 5xx as an error).
@@ -153,7 +161,7 @@ Service health: {base}/health
 
 
 @extend_schema(exclude=True)
-def guide(request):
+def guide(request: HttpRequest) -> HttpResponse:
     base = request.build_absolute_uri("/").rstrip("/")
     text = GUIDE.format(base=base)
     accept = request.headers.get("Accept", "")

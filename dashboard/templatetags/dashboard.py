@@ -4,12 +4,16 @@ from __future__ import annotations
 
 import json
 import re
-from datetime import datetime
+from collections.abc import Iterable
+from datetime import date, datetime
 from decimal import ROUND_HALF_UP, Decimal
+from typing import Any, SupportsFloat, TypedDict
 from urllib.parse import quote
 
 from django import template
 from django.conf import settings
+from django.core.paginator import Page
+from django.template import Context
 from django.urls import reverse
 from django.utils import timezone
 from django.utils.html import escape, format_html, format_html_join
@@ -18,10 +22,24 @@ from django.utils.safestring import SafeString, mark_safe
 
 from dashboard import charts
 from dashboard.views.common import PAGE_SIZES, page_size, take_undo_offer
+from memories.models import Memory
 from memories.services import UNDO_WINDOW
 from memories.versions import memory_version
 
 register = template.Library()
+
+
+class ChartContext(TypedDict):
+    chart: charts.BarChart | charts.ShareChart | charts.ColumnChart
+    title: str
+    chart_id: str
+
+
+class UndoContext(TypedDict):
+    offer: dict[str, str] | None
+    minutes: int
+    next: str
+    csrf_token: object  # the context's token, a lazy string, for {% csrf_token %}
 
 
 @register.simple_tag
@@ -30,22 +48,24 @@ def registration_open() -> bool:
 
 
 @register.inclusion_tag("dashboard/charts/bars.html")
-def bar_chart(items, title: str, chart_id: str):
+def bar_chart(items: Iterable[tuple[str, int]], title: str, chart_id: str) -> ChartContext:
     return {"chart": charts.bar_chart(list(items)), "title": title, "chart_id": chart_id}
 
 
 @register.inclusion_tag("dashboard/charts/share.html")
-def share_chart(part: int, whole: int, title: str, chart_id: str):
+def share_chart(part: int, whole: int, title: str, chart_id: str) -> ChartContext:
     return {"chart": charts.share_chart(part, whole), "title": title, "chart_id": chart_id}
 
 
 @register.inclusion_tag("dashboard/charts/columns.html")
-def writes_chart(series, title: str, chart_id: str):
+def writes_chart(
+    series: Iterable[tuple[date, int, int]], title: str, chart_id: str
+) -> ChartContext:
     return {"chart": charts.column_chart(list(series)), "title": title, "chart_id": chart_id}
 
 
 @register.filter
-def audit_value(value) -> str:
+def audit_value(value: object) -> str:
     """An audit value as text: lists joined, None as an em dash, timestamps readable."""
     if value is None or value == "":
         return "—"
@@ -65,7 +85,7 @@ def audit_value(value) -> str:
 
 
 @register.filter
-def restored_values(restorable: dict, length: int = 60) -> str:
+def restored_values(restorable: dict[str, object], length: int = 60) -> str:
     """What a restore puts back, named as the history's tables name it: `content: “…”;
     tags: “a, b”`, each value as those tables show it, cut to `length` characters."""
     shown = []
@@ -87,7 +107,7 @@ def snippet(text: str) -> SafeString:
 
 
 @register.inclusion_tag("dashboard/_undo.html", takes_context=True)
-def undo_offer(context):
+def undo_offer(context: Context) -> UndoContext:
     """The Undo button for the action the messages above it confirm, if one was offered."""
     request = context.get("request")
     return {
@@ -99,7 +119,7 @@ def undo_offer(context):
 
 
 @register.simple_tag(takes_context=True)
-def hidden_query(context, leave_out: str = "", only: str = "") -> SafeString:
+def hidden_query(context: Context, leave_out: str = "", only: str = "") -> SafeString:
     """The page's query string as hidden inputs, for a GET form that sets some parameters and
     keeps the rest: all but the names in `leave_out`, or only those in `only` (space-separated)."""
     left, kept = set(leave_out.split()), set(only.split())
@@ -116,32 +136,32 @@ def hidden_query(context, leave_out: str = "", only: str = "") -> SafeString:
 
 
 @register.simple_tag(takes_context=True)
-def page_sizes(context) -> list[tuple[int, bool]]:
+def page_sizes(context: Context) -> list[tuple[int, bool]]:
     """The page sizes a person can pick, each with whether it is the one shown."""
     shown = page_size(context["request"])
     return [(size, size == shown) for size in PAGE_SIZES]
 
 
 @register.filter
-def page_range(page) -> list:
+def page_range(page: Page[Any]) -> list[int | str]:
     """The page numbers a pager shows: the first, the last and two on each side of this one,
     with the paginator's ellipsis for the gaps."""
     return list(page.paginator.get_elided_page_range(page.number, on_each_side=2, on_ends=1))
 
 
 @register.filter
-def version(memory) -> str:
+def version(memory: Memory) -> str:
     """The memory's version, which a form acting on it sends back (`version`)."""
     return memory_version(memory)
 
 
 @register.filter
-def is_expired(memory) -> bool:
+def is_expired(memory: Memory) -> bool:
     return memory.is_expired(timezone.now())
 
 
 @register.filter
-def percent(value) -> str:
+def percent(value: SupportsFloat | str) -> str:
     return f"{round(float(value) * 100)}%"
 
 
@@ -152,15 +172,18 @@ _SAFE = RFC3986_SUBDELIMS + "/~:@"  # what reverse() leaves unquoted
 
 
 @register.simple_tag(takes_context=True)
-def memory_url(context, memory, view: str = "memory") -> str:
+def memory_url(context: Context, memory: Memory, view: str = "memory") -> str:
     """What `{% url 'dashboard:<view>' memory.mind_id memory.pk %}` gives, with the URL
     reversed once per page and view and the ids put in: reversing costs as much as the rest
     of a row."""
-    patterns = context.render_context.setdefault("memory_urls", {})
+    # get, then set: the stubs type setdefault for the render context's own values only.
+    patterns: dict[str, str] | None = context.render_context.get("memory_urls")
+    if patterns is None:
+        patterns = context.render_context["memory_urls"] = {}
     if view not in patterns:
         patterns[view] = reverse(f"dashboard:{view}", args=[_MIND_ID, _MEMORY_ID])
     ids = {_MIND_ID: quote(memory.mind_id, safe=_SAFE), _MEMORY_ID: quote(memory.pk, safe=_SAFE)}
-    url: str = patterns[view]
+    url = patterns[view]
     for placeholder, value in ids.items():
         url = url.replace(placeholder, value)
     return url

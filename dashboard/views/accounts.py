@@ -8,10 +8,12 @@ passwords (synapse_site/lockout.py).
 from __future__ import annotations
 
 import math
+from typing import Any
 
 from django.conf import settings
 from django.contrib import admin, messages
 from django.contrib.auth import views as auth_views
+from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods
 
@@ -21,7 +23,7 @@ from dashboard.forms import LoginForm, SignupForm
 from synapse_site.throttling import LoginRateThrottle
 
 
-def too_many_attempts(request):
+def too_many_attempts(request: HttpRequest) -> HttpResponse | None:
     """A 429 page when this address used up the login budget (shared with `POST /login`)."""
     throttle = LoginRateThrottle()
     if throttle.allow_request(request, None):
@@ -34,11 +36,11 @@ class LoginView(auth_views.LoginView):
     authentication_form = LoginForm
     redirect_authenticated_user = True
 
-    def post(self, request, *args, **kwargs):
+    def post(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
         return too_many_attempts(request) or super().post(request, *args, **kwargs)
 
 
-def admin_login(request, extra_context=None):
+def admin_login(request: HttpRequest, extra_context: dict[str, Any] | None = None) -> HttpResponse:
     """The admin's log-in page, with the same per-address budget as the others."""
     if request.method == "POST" and (refused := too_many_attempts(request)):
         return refused
@@ -57,7 +59,7 @@ FORM_FIELD = {"password": "password1"}
 
 
 @require_http_methods(["GET", "POST"])
-def signup(request):
+def signup(request: HttpRequest) -> HttpResponse:
     if not settings.SYNAPSE_ALLOW_REGISTRATION:
         return render(request, "registration/signup_closed.html", status=403)
     if request.user.is_authenticated:

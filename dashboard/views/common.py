@@ -75,7 +75,7 @@ def page_size(request: HttpRequest) -> int:
     return int(asked) if asked in {str(size) for size in PAGE_SIZES} else PAGE_SIZE
 
 
-def paged(request: HttpRequest, rows: Any) -> Page:
+def paged(request: HttpRequest, rows: Any) -> Page[Any]:
     """The page `?page=` names (a number, or `last`) of `rows` (a SelectorPages or a list), at
     the size `?per_page=` names; a page past the end shows the last one."""
     size = page_size(request)

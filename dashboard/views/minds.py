@@ -24,7 +24,7 @@ from minds import services
 from minds.models import Mind
 
 
-def base_url(request) -> str:
+def base_url(request: HttpRequest) -> str:
     return request.build_absolute_uri("/").rstrip("/")
 
 

@@ -26,7 +26,7 @@ class DatabaseWrapper(base.DatabaseWrapper):
     busy_timeout_ms = 0
 
     def get_new_connection(self, conn_params: dict[str, Any]) -> sqlite3.Connection:
-        connection = super().get_new_connection(conn_params)
+        connection: sqlite3.Connection = super().get_new_connection(conn_params)
         self.busy_timeout_ms = int(connection.execute("PRAGMA busy_timeout").fetchone()[0])
         return connection
 
