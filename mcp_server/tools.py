@@ -38,7 +38,7 @@ from memories.fields import (
     search_to_dict,
     stored_to_dict,
 )
-from memories.filters import MemoryFilters
+from memories.filters import MAX_OFFSET, MemoryFilters
 from memories.models import MAX_KEY_LENGTH, MAX_TAG_LENGTH, Priority
 from memories.recall import MAX_BUDGET, recall_render_text, recall_selection
 from memories.rules import DURATION_FORMS, normalize_tag, parse_duration
@@ -47,7 +47,6 @@ from memories.search import MODES as SEARCH_MODES
 from memories.selectors import (
     EXPIRING_SOON,
     LIST_LIMIT_MAX,
-    MAX_OFFSET,
     MemoryPage,
     expiring_filters,
 )

@@ -34,7 +34,7 @@ from django.utils import timezone
 from memories.embeddings import Embedder, EmbeddingsError, get_embedder, outbox
 from memories.errors import Invalid, NotFound, Unavailable
 from memories.fields import CATEGORIES, PRIORITY_NAMES, SOURCES, iso
-from memories.filters import DEFAULT_SORT, MemoryFilters, order_by
+from memories.filters import DEFAULT_SORT, MAX_OFFSET, NO_FILTERS, MemoryFilters, order_by
 from memories.models import (
     Memory,
     MemoryEvent,
@@ -66,11 +66,8 @@ STALE_AFTER = timedelta(days=90)
 IMPORTANT = (Priority.HIGH, Priority.CRITICAL)
 ATTENTION_IDS = 5
 NOT_FOUND = "No memory with this id in this mind."
-NO_FILTERS = MemoryFilters()  # live memories, nothing else narrowed
-# How far a list pages: at most this many memories a page, starting at most this far in (far
-# beyond any mind, and well inside SQLite's 64-bit integers: a larger OFFSET is an error).
+# At most this many memories a list page (filters.MAX_OFFSET is how far in it may start).
 LIST_LIMIT_MAX = 1000
-MAX_OFFSET = 10**12
 
 
 def memory_get(*, mind: Mind, memory_id: str) -> Memory:

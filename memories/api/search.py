@@ -25,9 +25,9 @@ from memories.api.params import (
     param_tag,
 )
 from memories.fields import CATEGORIES, search_to_dict, similar_to_dict
-from memories.filters import MemoryFilters
+from memories.filters import MAX_OFFSET, MemoryFilters
 from memories.search import DEFAULT_LIMIT, MATCHES, MAX_LIMIT, MAX_QUERY_CHARS, MODES
-from memories.selectors import MAX_OFFSET, memory_search, memory_semantic_search
+from memories.selectors import memory_search, memory_semantic_search
 from minds.scoping import mind_for_request
 
 Q_HELP = (

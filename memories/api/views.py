@@ -77,10 +77,10 @@ from memories.fields import (
     page_to_dict,
     stored_to_dict,
 )
-from memories.filters import MemoryFilters
+from memories.filters import MAX_OFFSET, MemoryFilters
 from memories.models import Memory, MemoryEvent
 from memories.rules import BULK_MAX_ITEMS, DURATION_FORMS, normalize_tag, parse_timestamp
-from memories.selectors import LIST_LIMIT_MAX, MAX_OFFSET
+from memories.selectors import LIST_LIMIT_MAX
 from minds.scoping import mind_for_request
 from synapse_site.permissions import IsHuman
 
