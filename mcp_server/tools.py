@@ -44,6 +44,7 @@ from memories.recall import MAX_BUDGET, recall_render_text, recall_selection
 from memories.rules import DURATION_FORMS, normalize_tag, parse_duration
 from memories.search import MAX_LIMIT as SEARCH_MAX_LIMIT
 from memories.search import MODES as SEARCH_MODES
+from memories.search import memory_search
 from memories.selectors import (
     EXPIRING_SOON,
     LIST_LIMIT_MAX,
@@ -223,7 +224,7 @@ def remember_tool(ctx: ToolContext, args: dict[str, Any]) -> ToolOutput:
 
 
 def search_tool(ctx: ToolContext, args: dict[str, Any]) -> ToolOutput:
-    page = selectors.memory_search(
+    page = memory_search(
         mind=ctx.mind,
         q=args["q"],
         filters=MemoryFilters(tag=_tag(args.get("tag")), category=args.get("category")),

@@ -26,8 +26,15 @@ from memories.api.params import (
 )
 from memories.fields import CATEGORIES, search_to_dict, similar_to_dict
 from memories.filters import MAX_OFFSET, MemoryFilters
-from memories.search import DEFAULT_LIMIT, MATCHES, MAX_LIMIT, MAX_QUERY_CHARS, MODES
-from memories.selectors import memory_search, memory_semantic_search
+from memories.search import (
+    DEFAULT_LIMIT,
+    MATCHES,
+    MAX_LIMIT,
+    MAX_QUERY_CHARS,
+    MODES,
+    memory_search,
+    memory_semantic_search,
+)
 from minds.scoping import mind_for_request
 
 Q_HELP = (
