@@ -79,10 +79,10 @@ from memories.fields import (
     page_to_dict,
     stored_to_dict,
 )
-from memories.filters import MemoryFilters
+from memories.filters import MAX_OFFSET, MemoryFilters
 from memories.models import Memory, MemoryEvent
 from memories.rules import BULK_MAX_ITEMS, DURATION_FORMS, normalize_tag, parse_timestamp
-from memories.selectors import LIST_LIMIT_MAX, MAX_OFFSET
+from memories.selectors import LIST_LIMIT_MAX
 
 if TYPE_CHECKING:
     from rest_framework.permissions import _SupportsHasPermission

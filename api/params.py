@@ -7,11 +7,10 @@ from datetime import timedelta
 
 from core.errors import Invalid
 from memories.fields import CATEGORIES, PRIORITIES, SOURCES
-from memories.filters import Expired
+from memories.filters import MAX_OFFSET, Expired
 from memories.models import Priority
 from memories.rules import DURATION_FORMS, normalize_tag, parse_duration
 from memories.search import MODES
-from memories.selectors import MAX_OFFSET
 
 Params = Mapping[str, str]
 

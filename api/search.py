@@ -26,9 +26,16 @@ from api.params import (
 )
 from api.scoping import mind_for_request
 from memories.fields import CATEGORIES, search_to_dict, similar_to_dict
-from memories.filters import MemoryFilters
-from memories.search import DEFAULT_LIMIT, MATCHES, MAX_LIMIT, MAX_QUERY_CHARS, MODES
-from memories.selectors import MAX_OFFSET, memory_search, memory_semantic_search
+from memories.filters import MAX_OFFSET, MemoryFilters
+from memories.search import (
+    DEFAULT_LIMIT,
+    MATCHES,
+    MAX_LIMIT,
+    MAX_QUERY_CHARS,
+    MODES,
+    memory_search,
+    memory_semantic_search,
+)
 
 Q_HELP = (
     "Words to look for; any may match, best matches first. "

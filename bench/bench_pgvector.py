@@ -99,9 +99,8 @@ def main(argv: list[str] | None = None) -> None:
 
 
 def run(db: common.BenchDatabase, rounds: int) -> None:
-    from memories import selectors
     from memories.embeddings import get_embedder
-    from memories.search import pgvector, semantic
+    from memories.search import memory_search, pgvector, semantic
 
     if not pgvector.in_use():
         raise SystemExit("This PostgreSQL has no vector extension: nothing to compare.")
@@ -124,7 +123,7 @@ def run(db: common.BenchDatabase, rounds: int) -> None:
     def search(q: str, mode: str, *, in_database: bool):
         def call():
             with mock.patch.object(pgvector, "in_use", return_value=in_database):
-                selectors.memory_search(mind=mind, q=q, mode=mode, limit=20)
+                memory_search(mind=mind, q=q, mode=mode, limit=20)
 
         return call
 

@@ -151,9 +151,9 @@ def main(argv: list[str] | None = None) -> None:
         gc.collect()
         gc.freeze()
 
+        from memories.search import memory_search
         from memories.search import sqlite as backend
         from memories.search.query import parse_query
-        from memories.selectors import memory_search
 
         raw = sqlite3.connect(db.path)
         raw.execute("PRAGMA cache_size=-20000")
@@ -269,9 +269,9 @@ def postgres_main(args, requests: int) -> None:
 
         import psycopg
 
+        from memories.search import memory_search
         from memories.search import postgres as backend
         from memories.search.query import parse_query
-        from memories.selectors import memory_search
 
         gc.collect()
         gc.freeze()

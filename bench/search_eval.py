@@ -203,7 +203,7 @@ def content_any(question: str, *, mind) -> list[str]:
 
 
 def ours(question: str, *, mind) -> list[str]:
-    from memories.selectors import memory_search
+    from memories.search import memory_search
 
     hits = memory_search(mind=mind, q=question, limit=10, mode="keyword").hits
     return [hit.memory.key for hit in hits]
@@ -247,7 +247,7 @@ def load_embedder() -> tuple[object | None, str]:
 
 
 def ours_scored(question: str, *, mind) -> list[tuple[str, float]]:
-    from memories.selectors import memory_search
+    from memories.search import memory_search
 
     hits = memory_search(mind=mind, q=question, limit=FUSION_DEPTH, mode="keyword").hits
     return [(hit.memory.key, hit.score) for hit in hits]
@@ -266,7 +266,7 @@ def product(mode: str) -> Callable:
     """memory_search in `mode`: what GET /memory/search?mode=… answers."""
 
     def method(question: str, *, mind) -> list[str]:
-        from memories.selectors import memory_search
+        from memories.search import memory_search
 
         hits = memory_search(mind=mind, q=question, limit=10, mode=mode).hits
         return [hit.memory.key for hit in hits]
@@ -450,7 +450,7 @@ def main() -> None:
 def meaning_alone(questions: list[dict], *, mind) -> float:
     """How many results hybrid search adds by meaning alone per question, on average (the
     first 100: a question's whole answer here)."""
-    from memories.selectors import memory_search
+    from memories.search import memory_search
 
     added = 0
     for item in questions:
@@ -480,8 +480,7 @@ def print_meaning_alone(sets: list, *, mind) -> None:
 def keyword_finds_expected(questions: list[dict], *, mind) -> list[str]:
     """The questions whose expected memory keyword search matches at any rank: the check's
     promise seen through the engine's own tokenizer, stemmer and stop words."""
-    from memories.search import MAX_LIMIT
-    from memories.selectors import memory_search
+    from memories.search import MAX_LIMIT, memory_search
 
     found = []
     for item in questions:

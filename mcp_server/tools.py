@@ -39,16 +39,16 @@ from memories.fields import (
     search_to_dict,
     stored_to_dict,
 )
-from memories.filters import MemoryFilters
+from memories.filters import MAX_OFFSET, MemoryFilters
 from memories.models import MAX_KEY_LENGTH, MAX_TAG_LENGTH, Priority
 from memories.recall import MAX_BUDGET, recall_render_text, recall_selection
 from memories.rules import DURATION_FORMS, normalize_tag, parse_duration
 from memories.search import MAX_LIMIT as SEARCH_MAX_LIMIT
 from memories.search import MODES as SEARCH_MODES
+from memories.search import memory_search
 from memories.selectors import (
     EXPIRING_SOON,
     LIST_LIMIT_MAX,
-    MAX_OFFSET,
     MemoryPage,
     expiring_filters,
 )
@@ -253,7 +253,7 @@ def remember_tool(ctx: ToolContext, args: dict[str, Any]) -> ToolOutput:
 
 
 def search_tool(ctx: ToolContext, args: dict[str, Any]) -> ToolOutput:
-    page = selectors.memory_search(
+    page = memory_search(
         mind=ctx.mind,
         q=args["q"],
         filters=MemoryFilters(tag=_tag(args.get("tag")), category=args.get("category")),

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from memories.models import (
     MAX_CONTENT_LENGTH,
@@ -25,7 +25,9 @@ from memories.models import (
     Priority,
     Source,
 )
-from memories.search import SearchPage
+
+if TYPE_CHECKING:  # a type only: memories.search stands on the rules, which read these fields
+    from memories.search import SearchPage
 
 PRIORITY_NAMES: dict[int, str] = {p.value: p.label for p in Priority}
 CATEGORIES: tuple[str, ...] = tuple(Category.values)

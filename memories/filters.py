@@ -1,4 +1,4 @@
-"""What a list of memories may be narrowed and ordered by.
+"""What a list of memories (or a search) may be narrowed and ordered by, and how far it pages.
 
 One definition, rendered twice side by side: as an ORM filter for the lists, and as SQL
 over the alias `m` for the full-text backends, so a search narrowed by any filter finds
@@ -38,6 +38,9 @@ SORTS: dict[str, tuple[str, ...]] = {
 }
 DEFAULT_SORT = "-updated"
 NULLABLE = frozenset({"expires_at"})
+# How far a list or a search pages: at most this far in (far beyond any mind, and well inside
+# SQLite's 64-bit integers: a larger OFFSET is an error).
+MAX_OFFSET = 10**12
 
 
 @dataclass(frozen=True)
@@ -111,6 +114,9 @@ class MemoryFilters:
             )
             params.append(self.tag)
         return " ".join(parts), params
+
+
+NO_FILTERS = MemoryFilters()  # live memories, nothing else narrowed
 
 
 def order_by(sort: str) -> list[str | OrderBy]:

@@ -1,7 +1,8 @@
 """Reads of memories. Every function takes the mind (or the owner): scoping is an argument.
 
-- `memory_list` is the one list: filters, full-text search, sort, paging and the total, for
-  the API's lists and search, the dashboard's table and queues, and the MCP tools;
+- `memory_list` is the one list: filters, sort, paging and the total (with a query, the
+  keyword search of memories.search), for the API's lists, the dashboard's table and
+  queues, and the MCP tools; `memory_matching_ids` is every memory it lists, on every page;
 - the windows ("expiring soon", "stale") and the counts every face shows are defined here
   once (`count_conditions`); "live" and "expired" in models.py;
 - related memories, tags, stats, health, the overview and incremental sync.
@@ -9,12 +10,10 @@
 
 from __future__ import annotations
 
-import logging
 from dataclasses import dataclass, field, replace
 from datetime import UTC, date, datetime, time, timedelta
 from typing import Any
 
-from django.conf import settings
 from django.db import transaction
 from django.db.models import (
     BooleanField,
@@ -27,14 +26,13 @@ from django.db.models import (
     Value,
     When,
 )
-from django.db.models.expressions import RawSQL
 from django.db.models.functions import TruncDate
 from django.utils import timezone
 
-from core.errors import Invalid, NotFound, Unavailable
-from memories.embeddings import Embedder, EmbeddingsError, get_embedder, outbox
+from core.errors import NotFound
+from memories.embeddings import outbox
 from memories.fields import CATEGORIES, PRIORITY_NAMES, SOURCES, iso
-from memories.filters import DEFAULT_SORT, MemoryFilters, order_by
+from memories.filters import DEFAULT_SORT, NO_FILTERS, MemoryFilters, order_by
 from memories.models import (
     Memory,
     MemoryEvent,
@@ -45,32 +43,16 @@ from memories.models import (
     live_q,
 )
 from memories.rules import can_be_stored
-from memories.search import (
-    DEFAULT_LIMIT,
-    MODES,
-    SearchHit,
-    SearchPage,
-    SearchQueryError,
-    backend,
-    pgvector,
-    semantic,
-)
-from memories.search.query import ParsedQuery, meaning_text, parse_query
-from memories.search.sqlite import SNIPPET_ELLIPSIS, SNIPPET_TOKENS
+from memories.search import SearchHit, memory_search, memory_search_ids
 from minds.models import Mind
-
-logger = logging.getLogger(__name__)
 
 EXPIRING_SOON = timedelta(days=7)
 STALE_AFTER = timedelta(days=90)
 IMPORTANT = (Priority.HIGH, Priority.CRITICAL)
 ATTENTION_IDS = 5
 NOT_FOUND = "No memory with this id in this mind."
-NO_FILTERS = MemoryFilters()  # live memories, nothing else narrowed
-# How far a list pages: at most this many memories a page, starting at most this far in (far
-# beyond any mind, and well inside SQLite's 64-bit integers: a larger OFFSET is an error).
+# At most this many memories a list page (filters.MAX_OFFSET is how far in it may start).
 LIST_LIMIT_MAX = 1000
-MAX_OFFSET = 10**12
 
 
 def memory_get(*, mind: Mind, memory_id: str) -> Memory:
@@ -129,26 +111,17 @@ def memory_list(
     """
     now = now or timezone.now()
     if q is not None:
-        try:
-            parsed = parse_query(q)
-        except SearchQueryError as exc:
-            raise Invalid.one("q", str(exc)) from None
-        if filters.impossible:
-            return MemoryPage([], 0, [])
-        found = backend().search(
-            mind_id=mind.pk,
-            parsed=parsed,
+        found = memory_search(
+            mind=mind,
+            q=q,
             filters=filters,
+            mode="keyword",
             sort=sort,
             limit=limit,
             offset=offset,
             now=now,
         )
-        hits = [
-            SearchHit(memory=m, score=float(m.search_score), snippet=m.search_snippet)
-            for m in found.memories
-        ]
-        return MemoryPage(found.memories, found.total, hits)
+        return MemoryPage([hit.memory for hit in found.hits], found.total, found.hits)
     if filters.impossible:
         return MemoryPage([], 0)
     memories = filters.apply(Memory.objects.filter(mind=mind), now=now)
@@ -194,372 +167,6 @@ def memory_unverified_matching_ids(
         return []
     unverified = replace(filters, verified=False)
     return memory_matching_ids(mind=mind, filters=unverified, q=q, now=now)
-
-
-def search_mode_default() -> str:
-    """`hybrid` while embeddings are on, else `keyword`."""
-    return "keyword" if str(settings.SYNAPSE_EMBEDDINGS) == "off" else "hybrid"
-
-
-def memory_search(
-    *,
-    mind: Mind,
-    q: str,
-    filters: MemoryFilters = NO_FILTERS,
-    limit: int = DEFAULT_LIMIT,
-    offset: int = 0,
-    mode: str | None = None,
-    sort: str | None = None,
-    now: datetime | None = None,
-) -> SearchPage:
-    """The mind's memories matching `q`, best first, each with its score and `match`.
-
-    `keyword`: full-text matches (memory_list with a query); `total` counts them all.
-    `semantic`: memories close in meaning (cosine at least semantic.MEANING_FLOOR).
-    `hybrid` (the default while embeddings are on): the best semantic.FUSION_DEPTH of
-    each, fused (semantic.fuse), then every other keyword match in keyword order; `total`
-    counts them all: every keyword match and the memories found by meaning alone.
-    `sort` (a name of filters.SORTS) lists the same results in that order instead.
-    Quoted phrases, exclusions and `filters` hold in every mode. With embeddings off, or
-    no memory of the mind embedded yet, `hybrid` is `keyword`; `semantic` with embeddings
-    off is Unavailable.
-    """
-    mode = mode or search_mode_default()
-    if mode not in MODES:
-        raise Invalid.one("mode", f"Must be one of: {', '.join(MODES)}; got {mode[:50]!r}.")
-    now = now or timezone.now()
-    parsed = _parsed(q)
-    embedder = _embedder(needed=mode == "semantic") if mode != "keyword" else None
-    if embedder is None or filters.impossible:
-        return _keyword_search(
-            mind=mind, q=q, filters=filters, sort=sort, limit=limit, offset=offset, now=now
-        )
-    try:
-        close, meaning = _closest(
-            mind=mind,
-            q=q,
-            parsed=parsed,
-            filters=filters,
-            embedder=embedder,
-            floor=semantic.MEANING_FLOOR,
-            now=now,
-            enough=semantic.FUSION_DEPTH if mode == "hybrid" else None,
-        )
-    except EmbeddingsError as exc:  # an embeddings API that does not answer
-        if mode == "semantic":
-            raise _cannot_run(exc) from None
-        logger.warning("Search by meaning skipped: %s", exc)
-        return _keyword_search(
-            mind=mind, q=q, filters=filters, sort=sort, limit=limit, offset=offset, now=now
-        )
-    if mode == "semantic":
-        shown = meaning[offset : offset + limit]
-        if sort is not None:
-            cosines = dict(meaning)
-            found = Memory.objects.filter(mind=mind, pk__in=list(cosines))
-            ordered = found.order_by(*order_by(sort)).values_list("pk", flat=True)
-            shown = [(i, cosines[i]) for i in ordered[offset : offset + limit]]
-        rows = _memories(mind, [memory_id for memory_id, _ in shown])
-        hits = [
-            SearchHit(rows[i], score=s, snippet=_lead(rows[i]), match="meaning", similarity=s)
-            for i, s in shown
-            if i in rows
-        ]
-        return SearchPage(query=q, hits=hits, total=len(meaning))
-    if not close.vectors:  # none embedded yet: nothing to fuse
-        return _keyword_search(
-            mind=mind, q=q, filters=filters, sort=sort, limit=limit, offset=offset, now=now
-        )
-    search = backend()
-    closest = meaning[: semantic.FUSION_DEPTH]
-    # The keyword side: its best, how many match in all, and which of the closest in
-    # meaning match by keyword too (further down than its best, for some).
-    keyword, keyword_total, worded = search.ranking_counted(
-        mind_id=mind.pk,
-        parsed=parsed,
-        filters=filters,
-        limit=semantic.FUSION_DEPTH,
-        among=[memory_id for memory_id, _ in closest],
-        now=now,
-    )
-    keyword_ids = [memory_id for memory_id, _ in keyword]
-    fused = semantic.fuse(keyword=keyword_ids, meaning=closest, close=close)
-    # Found by meaning among the best, and by keyword further down: both.
-    fused = [
-        replace(f, match="both") if f.match == "meaning" and f.memory_id in worded else f
-        for f in fused
-    ]
-    shown_fused, total = _hybrid_page(
-        mind=mind,
-        parsed=parsed,
-        filters=filters,
-        fused=fused,
-        keyword_total=keyword_total,
-        worded=worded,
-        sort=sort,
-        limit=limit,
-        offset=offset,
-        now=now,
-    )
-    close.need([f.memory_id for f in shown_fused])
-    rows = _memories(mind, [f.memory_id for f in shown_fused])
-    matched = [
-        rows[f.memory_id] for f in shown_fused if f.match != "meaning" and f.memory_id in rows
-    ]
-    snippets = search.snippets(mind_id=mind.pk, parsed=parsed, memories=matched)
-    hits = [
-        SearchHit(
-            rows[f.memory_id],
-            score=f.score,
-            snippet=snippets.get(f.memory_id) or _lead(rows[f.memory_id]),
-            match=f.match,
-            similarity=close.of(f.memory_id),
-        )
-        for f in shown_fused
-        if f.memory_id in rows  # else deleted since it was ranked
-    ]
-    return SearchPage(query=q, hits=hits, total=total)
-
-
-def _hybrid_page(
-    *,
-    mind: Mind,
-    parsed: ParsedQuery,
-    filters: MemoryFilters,
-    fused: list[semantic.Fused],
-    keyword_total: int,
-    worded: set[str],
-    sort: str | None,
-    limit: int,
-    offset: int,
-    now: datetime,
-) -> tuple[list[semantic.Fused], int]:
-    """One page of a hybrid search and the total: the fused results, then every keyword
-    match beyond them (ranked below the fused ones, in keyword order); or all of them in
-    the order SORTS[sort] names. `keyword_total` counts the keyword matches; `worded` are
-    the fused ones found by meaning that match by keyword too."""
-    meaning_only = [f.memory_id for f in fused if f.match == "meaning"]
-    total = keyword_total + len(meaning_only)
-    if total == len(fused) and sort is None:  # every keyword match is among the fused
-        return fused[offset : offset + limit], total
-    search = backend()
-    fused_ids = [f.memory_id for f in fused]
-    if total == len(fused):
-        results = Memory.objects.filter(mind=mind, pk__in=fused_ids)
-    else:
-        sql, params = search.matching_ids_sql(mind_id=mind.pk, parsed=parsed)
-        keyword_matches = Q(pk__in=RawSQL(sql, params))
-        results = filters.apply(Memory.objects.filter(mind=mind), now=now).filter(
-            keyword_matches | Q(pk__in=meaning_only) if meaning_only else keyword_matches
-        )
-    # A keyword match beyond the fused ones scores no higher than the last of them.
-    below = min((f.score for f in fused), default=0.0)
-    if sort is not None:
-        by_id = {f.memory_id: f for f in fused}
-        ordered = results.order_by(*order_by(sort)).values_list("pk", flat=True)
-        page = ordered[offset : offset + limit]
-        return [by_id.get(i) or semantic.Fused(i, below, "keyword") for i in page], total
-    shown = fused[offset : offset + limit]
-    start, stop = max(offset - len(fused), 0), offset + limit - len(fused)
-    if stop > 0 and total > len(fused):
-        # Past the keyword ranking's fused head, only `worded` are fused ones already.
-        ranked = search.ranking(
-            mind_id=mind.pk,
-            parsed=parsed,
-            filters=filters,
-            limit=semantic.FUSION_DEPTH + len(worded) + stop,
-            now=now,
-        )
-        seen = set(fused_ids)
-        rest = [memory_id for memory_id, _ in ranked if memory_id not in seen]
-        shown += [semantic.Fused(i, below, "keyword") for i in rest[start:stop]]
-    return shown, total
-
-
-def memory_search_ids(
-    *, mind: Mind, q: str, filters: MemoryFilters = NO_FILTERS, now: datetime | None = None
-) -> list[str]:
-    """The id of every memory memory_search(q, filters) finds in its default mode, in its
-    order, without reading the memories."""
-    now = now or timezone.now()
-    parsed = _parsed(q)
-    if filters.impossible:
-        return []
-    search = backend()
-    ranked = search.ranking(
-        mind_id=mind.pk, parsed=parsed, filters=filters, limit=MAX_OFFSET, now=now
-    )
-    every = [memory_id for memory_id, _ in ranked]
-    embedder = _embedder(needed=False) if search_mode_default() == "hybrid" else None
-    if embedder is None:
-        return every
-    try:
-        close, meaning = _closest(
-            mind=mind,
-            q=q,
-            parsed=parsed,
-            filters=filters,
-            embedder=embedder,
-            floor=semantic.MEANING_FLOOR,
-            now=now,
-            enough=semantic.FUSION_DEPTH,
-        )
-    except EmbeddingsError as exc:
-        logger.warning("Search by meaning skipped: %s", exc)
-        return every
-    if not close.vectors:
-        return every
-    best = every[: semantic.FUSION_DEPTH]
-    fused = semantic.fuse(keyword=best, meaning=meaning[: semantic.FUSION_DEPTH], close=close)
-    first = [f.memory_id for f in fused]
-    seen = set(first)
-    return first + [memory_id for memory_id in every if memory_id not in seen]
-
-
-def _keyword_search(
-    *,
-    mind: Mind,
-    q: str,
-    filters: MemoryFilters,
-    sort: str | None,
-    limit: int,
-    offset: int,
-    now: datetime,
-) -> SearchPage:
-    page = memory_list(
-        mind=mind, filters=filters, q=q, sort=sort, limit=limit, offset=offset, now=now
-    )
-    return SearchPage(query=q, hits=page.hits or [], total=page.total)
-
-
-@dataclass
-class SimilarPage:
-    """Memories close in meaning to a question, best first, with their cosine in [0, 1]."""
-
-    query: str
-    similar: list[tuple[Memory, float]]
-    total: int  # every memory at or above the threshold (after filters), not only these
-
-
-def memory_semantic_search(
-    *,
-    mind: Mind,
-    q: str,
-    threshold: float,
-    limit: int = 10,
-    filters: MemoryFilters = NO_FILTERS,
-    now: datetime | None = None,
-) -> SimilarPage:
-    """The mind's memories whose meaning is at least `threshold` close to `q` (cosine, 0 to 1).
-
-    Phrases and exclusions in `q` hold as in memory_search. Unavailable with embeddings off.
-    """
-    now = now or timezone.now()
-    parsed = _parsed(q)
-    embedder = _embedder(needed=True)
-    assert embedder is not None  # needed=True raises instead
-    if filters.impossible:
-        return SimilarPage(query=q, similar=[], total=0)
-    try:
-        _, meaning = _closest(
-            mind=mind,
-            q=q,
-            parsed=parsed,
-            filters=filters,
-            embedder=embedder,
-            floor=threshold,
-            now=now,
-        )
-    except EmbeddingsError as exc:
-        raise _cannot_run(exc) from None
-    rows = _memories(mind, [memory_id for memory_id, _ in meaning[:limit]])
-    similar = [(rows[i], min(max(s, 0.0), 1.0)) for i, s in meaning[:limit] if i in rows]
-    return SimilarPage(query=q, similar=similar, total=len(meaning))
-
-
-def _parsed(q: str) -> ParsedQuery:
-    try:
-        return parse_query(q)
-    except SearchQueryError as exc:
-        raise Invalid.one("q", str(exc)) from None
-
-
-UNAVAILABLE = (
-    "Search by meaning is off on this server (SYNAPSE_EMBEDDINGS=off); "
-    "use mode=keyword, or ask its operator to turn embeddings on."
-)
-
-
-def _cannot_run(exc: EmbeddingsError) -> Unavailable:
-    return Unavailable(f"Search by meaning cannot run now: {exc}")
-
-
-def _embedder(*, needed: bool) -> Embedder | None:
-    """The process's embedder; None when off (or failing) and not `needed`, else Unavailable."""
-    try:
-        embedder = get_embedder()
-    except EmbeddingsError as exc:
-        if needed:
-            raise _cannot_run(exc) from None
-        logger.warning("Search by meaning skipped: %s", exc)
-        return None
-    if embedder is None and needed:
-        raise Unavailable(UNAVAILABLE)
-    return embedder
-
-
-def _closest(
-    *,
-    mind: Mind,
-    q: str,
-    parsed: ParsedQuery,
-    filters: MemoryFilters,
-    embedder: Embedder,
-    floor: float,
-    now: datetime,
-    enough: int | None = None,
-) -> tuple[semantic.Closeness, list[tuple[str, float]]]:
-    """The closeness of the mind's memories to `q`, and those at least `floor` close that
-    pass `filters` and the query's phrases and exclusions, best first: all of them, or the
-    first `enough`."""
-    # In the database where it has pgvector, else numpy over the mind's cached matrix.
-    closeness = pgvector.closeness if pgvector.in_use() else semantic.closeness
-    close = closeness(
-        mind_id=mind.pk,
-        embedder=embedder,
-        question=meaning_text(q),
-        floor=floor,
-        limit=semantic.CANDIDATES,
-    )
-    # Checked best first, a few times `enough` at once: most pass, so one round usually does.
-    # A phrase or an exclusion passes few, and each round would run its MATCH again: one.
-    constrained = bool(parsed.required or parsed.excluded)
-    step = 2 * enough if enough and not constrained else len(close.ranked)
-    kept: list[tuple[str, float]] = []
-    for start in range(0, len(close.ranked), max(step, 1)):
-        chunk = close.ranked[start : start + step]
-        passing = backend().passing(
-            mind_id=mind.pk, parsed=parsed, filters=filters, ids=[i for i, _ in chunk], now=now
-        )
-        kept += [(memory_id, s) for memory_id, s in chunk if memory_id in passing]
-        if enough and len(kept) >= enough:
-            break
-    return close, kept
-
-
-def _memories(mind: Mind, ids: list[str]) -> dict[str, Memory]:
-    """The mind's memories among `ids`. Looked up by primary key, then kept only if the
-    mind's: an index on the mind would have the database read all of the mind's rows."""
-    if not ids:
-        return {}
-    return {m.pk: m for m in Memory.objects.filter(pk__in=ids) if m.mind_id == mind.pk}
-
-
-def _lead(memory: Memory) -> str:
-    """A snippet for a memory found by meaning alone: the start of its content."""
-    words = memory.content.split()
-    head = " ".join(words[:SNIPPET_TOKENS])
-    return head + (SNIPPET_ELLIPSIS if len(words) > SNIPPET_TOKENS else "")
 
 
 def expiring_filters(*, within: timedelta, include_expired: bool = False) -> MemoryFilters:

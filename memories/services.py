@@ -53,7 +53,7 @@ from memories import audit, rows
 from memories.actors import Actor
 from memories.embeddings import outbox
 from memories.embeddings.text import EMBEDDED_FIELDS
-from memories.filters import MemoryFilters
+from memories.filters import NO_FILTERS, MemoryFilters
 from memories.models import Memory, MemoryEvent, MemoryTag
 from memories.rules import (
     BULK_MAX_ITEMS,
@@ -64,7 +64,7 @@ from memories.rules import (
     content_bytes,
     memory_body_clean,
 )
-from memories.selectors import NO_FILTERS, memory_unverified_matching_ids
+from memories.selectors import memory_unverified_matching_ids
 from memories.versions import Expected, is_version
 from minds.models import Mind
 from synapse_site.ids import random_ids

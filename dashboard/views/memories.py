@@ -33,6 +33,7 @@ from memories.actors import Actor
 from memories.filters import MemoryFilters
 from memories.models import Memory, MemoryEvent
 from memories.rules import parse_timestamp
+from memories.search import memory_search, search_mode_default
 from memories.selectors import (
     EXPIRING_SOON,
     diff_until,
@@ -40,9 +41,7 @@ from memories.selectors import (
     memory_counts,
     memory_ids_present,
     memory_list,
-    memory_search,
     memory_unverified_matching_ids,
-    search_mode_default,
 )
 
 

@@ -1,23 +1,39 @@
-"""Full-text search over a mind's memories; `selectors.memory_search` is what callers use.
+"""Search over a mind's memories, from what a person typed to a page of results.
+
+What callers use: `memory_search` (a page, in any mode), `memory_search_ids` (every result's
+id in the same order: what an action on "all matching" acts on), `memory_semantic_search`
+(the memories close in meaning, above a threshold) and `search_mode_default`.
 
 - query.py    turns what a person typed into a `ParsedQuery` (and a safe FTS5 expression);
-- sqlite.py   is the SQLite FTS5 backend (index DDL, the MATCH query, rebuild and check);
-- postgres.py is the PostgreSQL backend (tsvector column, triggers, GIN index): same answers;
-- semantic.py searches by meaning (the mind's vectors, cosine) and fuses it with keywords.
-- pgvector.py searches by meaning in PostgreSQL instead, where it has pgvector (HNSW).
+- sqlite.py   is the SQLite FTS5 engine (index DDL, the MATCH query, rebuild and check);
+- postgres.py is the PostgreSQL engine (tsvector column, triggers, GIN index): same answers;
+- semantic.py searches by meaning (the mind's vectors, cosine) and fuses it with keywords;
+- pgvector.py searches by meaning in PostgreSQL instead, where it has pgvector (HNSW);
+- ranking.py  orders the results: the closest in meaning, and the one hybrid order.
 
 Modes: `keyword` (full text only), `semantic` (meaning only), `hybrid` (both, fused).
 """
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
+from datetime import datetime
 from types import ModuleType
 
+from django.conf import settings
 from django.db import DEFAULT_DB_ALIAS, connections
+from django.utils import timezone
 
+from core.errors import Invalid, Unavailable
+from memories.embeddings import Embedder, EmbeddingsError, get_embedder
+from memories.filters import MAX_OFFSET, NO_FILTERS, MemoryFilters, order_by
 from memories.models import Memory
-from memories.search.query import MAX_QUERY_CHARS, SearchQueryError, parse_query
+from memories.search import semantic
+from memories.search.query import MAX_QUERY_CHARS, ParsedQuery, SearchQueryError, parse_query
+from memories.search.ranking import Ranking, hybrid_ranking, keyword_ids, meaning_ranking
+from memories.search.sqlite import SNIPPET_ELLIPSIS, SNIPPET_TOKENS
+from minds.models import Mind
 
 __all__ = [
     "DEFAULT_LIMIT",
@@ -28,15 +44,26 @@ __all__ = [
     "SearchHit",
     "SearchPage",
     "SearchQueryError",
+    "SimilarPage",
     "backend",
+    "memory_search",
+    "memory_search_ids",
+    "memory_semantic_search",
     "parse_query",
+    "search_mode_default",
 ]
+
+logger = logging.getLogger(__name__)
 
 DEFAULT_LIMIT = 20
 MAX_LIMIT = 100
 MODES = ("hybrid", "keyword", "semantic")
 # Why a result was found: its words, its meaning, or both.
 MATCHES = ("keyword", "meaning", "both")
+UNAVAILABLE = (
+    "Search by meaning is off on this server (SYNAPSE_EMBEDDINGS=off); "
+    "use mode=keyword, or ask its operator to turn embeddings on."
+)
 
 
 @dataclass(frozen=True)
@@ -57,6 +84,15 @@ class SearchPage:
     total: int  # every match after filters, not only this page
 
 
+@dataclass
+class SimilarPage:
+    """Memories close in meaning to a question, best first, with their cosine in [0, 1]."""
+
+    query: str
+    similar: list[tuple[Memory, float]]
+    total: int  # every memory at or above the threshold (after filters), not only these
+
+
 def backend(using: str = DEFAULT_DB_ALIAS) -> ModuleType:
     """The search backend module for the database `using`: sqlite or postgres."""
     vendor = connections[using].vendor
@@ -69,3 +105,328 @@ def backend(using: str = DEFAULT_DB_ALIAS) -> ModuleType:
 
         return postgres
     raise NotImplementedError(f"Full-text search is not implemented for {vendor}.")
+
+
+def search_mode_default() -> str:
+    """`hybrid` while embeddings are on, else `keyword`."""
+    return "keyword" if str(settings.SYNAPSE_EMBEDDINGS) == "off" else "hybrid"
+
+
+def memory_search(
+    *,
+    mind: Mind,
+    q: str,
+    filters: MemoryFilters = NO_FILTERS,
+    limit: int = DEFAULT_LIMIT,
+    offset: int = 0,
+    mode: str | None = None,
+    sort: str | None = None,
+    now: datetime | None = None,
+) -> SearchPage:
+    """The mind's memories matching `q`, best first, each with its score and `match`.
+
+    `keyword`: full-text matches (what memory_list lists with a query); `total` counts them.
+    `semantic`: memories close in meaning (cosine at least semantic.MEANING_FLOOR).
+    `hybrid` (the default while embeddings are on): one page of ranking.Ranking, the best
+    semantic.FUSION_DEPTH of each fused, then every other keyword match; `total` counts them
+    all: every keyword match and the memories found by meaning alone.
+    `sort` (a name of filters.SORTS) lists the same results in that order instead.
+    Quoted phrases, exclusions and `filters` hold in every mode. With embeddings off, or
+    no memory of the mind embedded yet, `hybrid` is `keyword`; `semantic` with embeddings
+    off is Unavailable.
+    """
+    mode = mode or search_mode_default()
+    if mode not in MODES:
+        raise Invalid.one("mode", f"Must be one of: {', '.join(MODES)}; got {mode[:50]!r}.")
+    now = now or timezone.now()
+    parsed = _parsed(q)
+    engine = backend()
+    embedder = _embedder(needed=mode == "semantic") if mode != "keyword" else None
+    ranking = None
+    if embedder is not None and not filters.impossible:
+        if mode == "semantic":
+            return _semantic_page(
+                engine=engine,
+                mind=mind,
+                q=q,
+                parsed=parsed,
+                filters=filters,
+                embedder=embedder,
+                sort=sort,
+                limit=limit,
+                offset=offset,
+                now=now,
+            )
+        ranking = _hybrid_ranking(
+            engine=engine,
+            mind=mind,
+            q=q,
+            parsed=parsed,
+            filters=filters,
+            embedder=embedder,
+            now=now,
+        )
+    if ranking is None:
+        return _keyword_page(
+            engine=engine,
+            mind=mind,
+            q=q,
+            parsed=parsed,
+            filters=filters,
+            sort=sort,
+            limit=limit,
+            offset=offset,
+            now=now,
+        )
+    return _hybrid_page(
+        engine=engine,
+        mind=mind,
+        q=q,
+        parsed=parsed,
+        ranking=ranking,
+        sort=sort,
+        limit=limit,
+        offset=offset,
+    )
+
+
+def memory_search_ids(
+    *, mind: Mind, q: str, filters: MemoryFilters = NO_FILTERS, now: datetime | None = None
+) -> list[str]:
+    """The id of every memory memory_search(q, filters) finds in its default mode, in its
+    order (the same ranking.Ranking, read whole), without reading the memories."""
+    now = now or timezone.now()
+    parsed = _parsed(q)
+    if filters.impossible:
+        return []
+    engine = backend()
+    embedder = _embedder(needed=False) if search_mode_default() == "hybrid" else None
+    ranking = None
+    if embedder is not None:
+        ranking = _hybrid_ranking(
+            engine=engine,
+            mind=mind,
+            q=q,
+            parsed=parsed,
+            filters=filters,
+            embedder=embedder,
+            now=now,
+            whole=True,
+        )
+    if ranking is None:  # keywords alone
+        return keyword_ids(
+            engine=engine, mind=mind, parsed=parsed, filters=filters, now=now, limit=MAX_OFFSET
+        )
+    return ranking.ids()
+
+
+def memory_semantic_search(
+    *,
+    mind: Mind,
+    q: str,
+    threshold: float,
+    limit: int = 10,
+    filters: MemoryFilters = NO_FILTERS,
+    now: datetime | None = None,
+) -> SimilarPage:
+    """The mind's memories whose meaning is at least `threshold` close to `q` (cosine, 0 to 1).
+
+    Phrases and exclusions in `q` hold as in memory_search. Unavailable with embeddings off.
+    """
+    now = now or timezone.now()
+    parsed = _parsed(q)
+    embedder = _embedder(needed=True)
+    assert embedder is not None  # needed=True raises instead
+    if filters.impossible:
+        return SimilarPage(query=q, similar=[], total=0)
+    try:
+        _, meaning = meaning_ranking(
+            engine=backend(),
+            mind=mind,
+            q=q,
+            parsed=parsed,
+            filters=filters,
+            embedder=embedder,
+            floor=threshold,
+            now=now,
+        )
+    except EmbeddingsError as exc:
+        raise _cannot_run(exc) from None
+    rows = _memories(mind, [memory_id for memory_id, _ in meaning[:limit]])
+    similar = [(rows[i], min(max(s, 0.0), 1.0)) for i, s in meaning[:limit] if i in rows]
+    return SimilarPage(query=q, similar=similar, total=len(meaning))
+
+
+def _hybrid_ranking(
+    *,
+    engine: ModuleType,
+    mind: Mind,
+    q: str,
+    parsed: ParsedQuery,
+    filters: MemoryFilters,
+    embedder: Embedder,
+    now: datetime,
+    whole: bool = False,
+) -> Ranking | None:
+    """ranking.hybrid_ranking, or None for keywords alone: no memory of the mind embedded
+    yet, or an embeddings API that does not answer."""
+    try:
+        return hybrid_ranking(
+            engine=engine,
+            mind=mind,
+            q=q,
+            parsed=parsed,
+            filters=filters,
+            embedder=embedder,
+            now=now,
+            whole=whole,
+        )
+    except EmbeddingsError as exc:
+        logger.warning("Search by meaning skipped: %s", exc)
+        return None
+
+
+def _keyword_page(
+    *,
+    engine: ModuleType,
+    mind: Mind,
+    q: str,
+    parsed: ParsedQuery,
+    filters: MemoryFilters,
+    sort: str | None,
+    limit: int,
+    offset: int,
+    now: datetime,
+) -> SearchPage:
+    """A page of full-text matches, each with its score and snippet, from one query."""
+    if filters.impossible:
+        return SearchPage(query=q, hits=[], total=0)
+    found = engine.search(
+        mind_id=mind.pk,
+        parsed=parsed,
+        filters=filters,
+        sort=sort,
+        limit=limit,
+        offset=offset,
+        now=now,
+    )
+    hits = [
+        SearchHit(memory=m, score=float(m.search_score), snippet=m.search_snippet)
+        for m in found.memories
+    ]
+    return SearchPage(query=q, hits=hits, total=found.total)
+
+
+def _hybrid_page(
+    *,
+    engine: ModuleType,
+    mind: Mind,
+    q: str,
+    parsed: ParsedQuery,
+    ranking: Ranking,
+    sort: str | None,
+    limit: int,
+    offset: int,
+) -> SearchPage:
+    """A page cut from the hybrid order: the memories, their snippets (keyword matches get
+    the engine's, the rest the start of their content) and their cosines."""
+    shown = ranking.page(offset=offset, limit=limit, sort=sort)
+    ranking.close.need([f.memory_id for f in shown])
+    rows = _memories(mind, [f.memory_id for f in shown])
+    matched = [rows[f.memory_id] for f in shown if f.match != "meaning" and f.memory_id in rows]
+    snippets = engine.snippets(mind_id=mind.pk, parsed=parsed, memories=matched)
+    hits = [
+        SearchHit(
+            rows[f.memory_id],
+            score=f.score,
+            snippet=snippets.get(f.memory_id) or _lead(rows[f.memory_id]),
+            match=f.match,
+            similarity=ranking.close.of(f.memory_id),
+        )
+        for f in shown
+        if f.memory_id in rows  # else deleted since it was ranked
+    ]
+    return SearchPage(query=q, hits=hits, total=ranking.total)
+
+
+def _semantic_page(
+    *,
+    engine: ModuleType,
+    mind: Mind,
+    q: str,
+    parsed: ParsedQuery,
+    filters: MemoryFilters,
+    embedder: Embedder,
+    sort: str | None,
+    limit: int,
+    offset: int,
+    now: datetime,
+) -> SearchPage:
+    """A page of the memories close in meaning, best first or in the order SORTS[sort]
+    names; `total` counts every one at least semantic.MEANING_FLOOR close."""
+    try:
+        _, meaning = meaning_ranking(
+            engine=engine,
+            mind=mind,
+            q=q,
+            parsed=parsed,
+            filters=filters,
+            embedder=embedder,
+            floor=semantic.MEANING_FLOOR,
+            now=now,
+        )
+    except EmbeddingsError as exc:
+        raise _cannot_run(exc) from None
+    shown = meaning[offset : offset + limit]
+    if sort is not None:
+        cosines = dict(meaning)
+        found = Memory.objects.filter(mind=mind, pk__in=list(cosines))
+        ordered = found.order_by(*order_by(sort)).values_list("pk", flat=True)
+        shown = [(i, cosines[i]) for i in ordered[offset : offset + limit]]
+    rows = _memories(mind, [memory_id for memory_id, _ in shown])
+    hits = [
+        SearchHit(rows[i], score=s, snippet=_lead(rows[i]), match="meaning", similarity=s)
+        for i, s in shown
+        if i in rows
+    ]
+    return SearchPage(query=q, hits=hits, total=len(meaning))
+
+
+def _parsed(q: str) -> ParsedQuery:
+    try:
+        return parse_query(q)
+    except SearchQueryError as exc:
+        raise Invalid.one("q", str(exc)) from None
+
+
+def _cannot_run(exc: EmbeddingsError) -> Unavailable:
+    return Unavailable(f"Search by meaning cannot run now: {exc}")
+
+
+def _embedder(*, needed: bool) -> Embedder | None:
+    """The process's embedder; None when off (or failing) and not `needed`, else Unavailable."""
+    try:
+        embedder = get_embedder()
+    except EmbeddingsError as exc:
+        if needed:
+            raise _cannot_run(exc) from None
+        logger.warning("Search by meaning skipped: %s", exc)
+        return None
+    if embedder is None and needed:
+        raise Unavailable(UNAVAILABLE)
+    return embedder
+
+
+def _memories(mind: Mind, ids: list[str]) -> dict[str, Memory]:
+    """The mind's memories among `ids`. Looked up by primary key, then kept only if the
+    mind's: an index on the mind would have the database read all of the mind's rows."""
+    if not ids:
+        return {}
+    return {m.pk: m for m in Memory.objects.filter(pk__in=ids) if m.mind_id == mind.pk}
+
+
+def _lead(memory: Memory) -> str:
+    """A snippet for a memory found by meaning alone: the start of its content."""
+    words = memory.content.split()
+    head = " ".join(words[:SNIPPET_TOKENS])
+    return head + (SNIPPET_ELLIPSIS if len(words) > SNIPPET_TOKENS else "")

@@ -5,8 +5,8 @@ vectors are L2-normalised, so the dot product is the cosine). The matrix is kept
 keyed by (mind, model) and checked against the mind's vectors version (VectorsVersion), read
 by key: triggers on the vectors' table move it in the same transaction as any insert,
 update or delete there, whichever code (or cascade) makes it, so a cached matrix is used
-only while it is exactly what the database holds. Only ids come out of here; selectors.py
-filters them and loads the memories, always scoped by the mind again.
+only while it is exactly what the database holds. Only ids come out of here; ranking.py
+filters them, and memories.search loads the memories, always scoped by the mind again.
 """
 
 from __future__ import annotations

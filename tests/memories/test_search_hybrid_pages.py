@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from memories.search import semantic
-from memories.selectors import memory_matching_ids, memory_search, memory_search_ids
+from memories.search import memory_search, memory_search_ids, semantic
+from memories.selectors import memory_matching_ids
 from tests.api.memory_helpers import embed
 from tests.fake_embedder import fake_embedder  # noqa: F401
 from tests.memory_bulk import many_memories

@@ -13,9 +13,9 @@ from django.db import connection
 
 from memories.actors import Actor
 from memories.models import Memory
+from memories.search import memory_search
 from memories.search import sqlite as fts
 from memories.search.query import parse_query
-from memories.selectors import memory_search
 from memories.services import memory_delete, memory_update, memory_upsert
 
 pytestmark = [pytest.mark.django_db, pytest.mark.sqlite_only]

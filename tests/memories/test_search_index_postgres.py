@@ -12,9 +12,9 @@ from django.db import connection
 
 from memories.actors import Actor
 from memories.models import Memory
+from memories.search import memory_search
 from memories.search import postgres as pg
 from memories.search.query import SearchQueryError, parse_query
-from memories.selectors import memory_search
 from memories.services import memory_delete, memory_update, memory_upsert
 from tests.api.test_memory_search import HOSTILE
 

@@ -16,10 +16,9 @@ from django.db import connection
 from django.db.migrations.executor import MigrationExecutor
 from django.test.utils import CaptureQueriesContext
 
-from memories import selectors
 from memories.embeddings import get_embedder, outbox
 from memories.models import MemoryVector
-from memories.search import pgvector, semantic
+from memories.search import memory_search, memory_semantic_search, pgvector, semantic
 from memories.search.query import meaning_text
 from tests.api.memory_helpers import embed, remember
 
@@ -283,11 +282,11 @@ def test_vectors_of_another_size_are_ranked_too(with_pgvector, mind):
     assert_same(stored, computed)
 
 
-# --- Through the selectors: store, embed, search ----------------------------------------------
+# --- Through memory_search: store, embed, search -----------------------------------------------
 
 
 def searched(mind, q, mode):
-    page = selectors.memory_search(mind=mind, q=q, mode=mode, limit=100)
+    page = memory_search(mind=mind, q=q, mode=mode, limit=100)
     return [(h.memory.key, h.match, round(h.score, 4), h.similarity) for h in page.hits]
 
 
@@ -310,10 +309,10 @@ def test_a_stored_memory_is_found_by_meaning_once_the_worker_embedded_it(with_pg
     assert not MemoryVector.objects.exists()
     assert outbox.embed_pending() == len(FACTS)
     with CaptureQueriesContext(connection) as queries:
-        page = selectors.memory_search(mind=mind, q="who is his boss", mode="hybrid")
+        page = memory_search(mind=mind, q="who is his boss", mode="hybrid")
     assert (page.hits[0].memory.key, page.hits[0].match) == ("fact_manager", "meaning")
     assert any("<=>" in q["sql"] for q in queries.captured_queries)
-    similar = selectors.memory_semantic_search(mind=mind, q="does he have any animals", threshold=0)
+    similar = memory_semantic_search(mind=mind, q="does he have any animals", threshold=0)
     assert similar.similar[0][0].key == "fact_dog"
 
 
@@ -325,7 +324,7 @@ def test_another_minds_vectors_never_come_back(with_pgvector, facts, mind, stran
     stored.need([theirs.pk])
     assert stored.of(theirs.pk) is None
     for mode in ("semantic", "hybrid"):
-        page = selectors.memory_search(mind=mind, q="who is his boss", mode=mode, limit=100)
+        page = memory_search(mind=mind, q="who is his boss", mode=mode, limit=100)
         assert theirs.pk not in {h.memory.pk for h in page.hits}
     alone, _ = both("who is his boss", mind=stranger_mind.mind, embedder=embedder)
     assert [i for i, _ in alone.ranked] == [theirs.pk]
@@ -345,6 +344,6 @@ def test_without_the_extension_search_by_meaning_uses_numpy(db, facts, mind):
         assert not column_exists() and not index_exists()
     assert not pgvector.in_use()
     with CaptureQueriesContext(connection) as queries:
-        page = selectors.memory_search(mind=mind, q="who is his boss", mode="hybrid")
+        page = memory_search(mind=mind, q="who is his boss", mode="hybrid")
     assert (page.hits[0].memory.key, page.hits[0].match) == ("fact_manager", "meaning")
     assert not any("<=>" in q["sql"] for q in queries.captured_queries)

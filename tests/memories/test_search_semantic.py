@@ -268,7 +268,7 @@ def test_the_question_compared_by_meaning_leaves_exclusions_out(q, text):
 
 def test_the_selector_refuses_an_unknown_mode(mind):
     from core.errors import Invalid
-    from memories.selectors import memory_search
+    from memories.search import memory_search
 
     with pytest.raises(Invalid) as refused:
         memory_search(mind=mind, q="dog", mode="fuzzy")
