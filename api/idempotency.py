@@ -1,14 +1,6 @@
 """`Idempotency-Key` for writes that must not apply twice (POST /memory, POST /memory/sync).
 
-A request carrying the header runs its write and stores its answer in one transaction. A
-repeat within 24 hours, by the same credential to the same endpoint, gets the first answer
-again, byte for byte (same status, same body, plus `Idempotent-Replayed: true`) and writes
-nothing. The same key with a different body is a 409. Only successful (2xx) answers are
-kept: a refused request may be corrected and retried under the same key.
-
-Records live in the database, so they hold across workers. Concurrent requests with one
-key are settled by the unique constraint on (credential, endpoint, key): the loser's whole
-transaction, write included, rolls back and it answers with the winner's record.
+What a client sees: README.md#memories; design notes: docs/internals.md#idempotency-key.
 """
 
 from __future__ import annotations

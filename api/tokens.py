@@ -1,16 +1,7 @@
 """A person's JWTs: issued at login, checked on every use and at refresh, ended by logout.
 
-A token stops working, access and refresh alike, as soon as:
-- the account is deleted or deactivated (the account is looked up on every use);
-- the password changes, by whatever path (dashboard, admin, `changepassword`, a shell): the
-  tokens carry simplejwt's password-hash claim (`CHECK_REVOKE_TOKEN`), which then no longer
-  matches;
-- its refresh token is logged out (`POST /logout`): access tokens name the refresh token they
-  came from (`refresh_jti`), and that id is kept in `RevokedToken` until it would expire.
-
-Not simplejwt's blacklist app: it stores every issued refresh token whole (a working 7-day
-credential at rest) on each login, and blacklists refresh tokens only, so access tokens
-outlive logout.
+A deleted or deactivated account, a changed password and a logout each end them.
+Design notes: docs/internals.md#a-persons-tokens.
 """
 
 from __future__ import annotations

@@ -1,16 +1,7 @@
 """The errors every core app (accounts, minds, memories) raises. Each face maps them once:
 the API's exception handler, a dashboard message, an MCP tool result.
 
-- `Invalid`: the input broke a rule; `fields` names every field with its messages at once.
-- `NotFound`: no such thing in this mind (also when it belongs to another mind).
-- `Conflict`: the write clashes with what is stored.
-- `Forbidden`: this actor may not do this.
-- `TooLarge`: more than a limit allows.
-- `Stale`: the memory changed since the caller read the version it names; nothing written.
-- `Unavailable`: the server is not set up for what was asked (search by meaning with
-  embeddings off); the same request can work on another server, or after a change of setup.
-- `QuotaExceeded`: the write would grow a mind (or an account) past its quota; a kind of
-  Conflict with what is stored, settled by deleting something first.
+What each error means: docs/internals.md#the-cores-errors.
 """
 
 from __future__ import annotations

@@ -1,26 +1,8 @@
 """JSON-RPC 2.0 framing and the MCP methods Synapse serves, independent of HTTP.
 
 `handle_payload()` takes one decoded JSON body (a message or a batch) and returns what to
-send back: a response object, a list of them, or None when nothing is owed (notifications
-and client responses only: the transport answers 202).
-
-Decisions, written down:
-
-- Stateless. `initialize` negotiates a version and creates nothing; there is no session id,
-  so every request stands alone (authenticated by its Mind Key). Requests before
-  `initialize` are served too.
-- Versions: the handshake-era revisions (2024-11-05 … 2025-11-25). `initialize` echoes the
-  client's version when it is one of them and otherwise offers the newest. The 2026
-  per-request-envelope era (`server/discover`) is not spoken: it answers -32601 (or the
-  transport's -32022 for its version header), which current clients take as "use
-  initialize".
-- Batches are accepted for every version (2025-03-26 had them; 2025-06-18 dropped them, and
-  accepting more than a client sends harms no one), up to MAX_BATCH messages; `initialize`
-  may not be batched. Once a batch's answers hold MAX_BATCH_ANSWER characters of JSON, its
-  remaining requests are not run: each gets an ANSWER_LIMIT error naming the limit, so one
-  small request cannot make the server build a huge answer.
-- Tool argument and write errors are tool results with `isError: true` (tools.py); an
-  unknown tool, a malformed `tools/call` and an unknown resource are protocol errors.
+send back, or None when nothing is owed. The decisions (stateless, versions, batches,
+errors): docs/internals.md#the-protocol-decisions.
 """
 
 from __future__ import annotations

@@ -1,17 +1,10 @@
 """Serve Synapse's MCP tools over stdio by relaying to a running server's `POST /mcp`.
 
-For MCP clients that only start local processes. A pure proxy on the standard library: no
-Django, no database, no third-party package, so it runs from a checkout
-(`python -m mcp_server.stdio`) or as a copied file (`python /path/to/stdio.py`):
-
     python -m mcp_server.stdio --url http://localhost:8000 --key mk_...
     SYNAPSE_URL=http://localhost:8000 SYNAPSE_MIND_KEY=mk_... python -m mcp_server.stdio
 
-Each line on stdin (one JSON-RPC message or batch, MCP's stdio framing) is POSTed to
-{url}/mcp with the key as Bearer token; the answer is written to stdout as one line.
-Notifications get no output. When the server cannot be reached or refuses the request
-(401, 429, …), a request still gets a JSON-RPC error with its own id, so the client is never
-left waiting. Logs go to stderr; stdout carries only protocol messages.
+Standard library only: it also runs as a copied file. Design notes:
+docs/internals.md#the-stdio-bridge.
 """
 
 from __future__ import annotations

@@ -1,14 +1,7 @@
 """The MCP tools and resources: thin adapters over the memory services and selectors.
 
-Every tool acts for one mind as an agent (`Actor.for_agent`), so the rules of the REST API
-hold unchanged: upsert by (category, key), agent memories stored unverified, an agent edit
-clears verification, another mind's memory is "not found". Verification is deliberately not
-a tool: only a person verifies.
-
-A tool's `input_schema` is the one source of truth for its arguments: it is what `tools/list`
-shows the model and what `tool_call()` validates against before the handler runs. Bad
-arguments and refused writes come back as a tool result with `isError: true` and a sentence
-the model can act on, never as a protocol error.
+Every tool acts for one mind as its agent, so the rules of the REST API hold unchanged.
+Design notes: docs/internals.md#the-tools.
 """
 
 from __future__ import annotations

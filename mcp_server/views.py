@@ -1,26 +1,7 @@
 """POST /mcp: MCP's streamable HTTP transport in JSON-response mode.
 
-A plain Django view rather than the `mcp` package's server: that one is an ASGI app with
-long-lived streams and in-memory sessions, which fits neither sync gunicorn workers nor
-several workers sharing no memory. Every answer here is one JSON body (never SSE), so any
-worker can serve any request.
-
-- POST: one JSON-RPC message or a batch. Requests get 200 with the response (or the list of
-  responses); a body of only notifications/responses gets 202 with no body.
-- GET (the server-to-client stream) and DELETE (session end): 405, as the transport allows
-  for a server without streams or sessions. No `Mcp-Session-Id` is issued; one sent is
-  ignored.
-- Authentication: `Authorization: Bearer mk_…` (the mind's key) only. A person's JWT is
-  refused: the tools write as the mind's agent (unverified, source "agent"), and people use
-  the dashboard or the REST API. Missing or bad credentials: 401 with `WWW-Authenticate`.
-- The per-credential throttle of the REST API applies (one bucket per mind, shared with the
-  REST API; a batch counts once): 429 with `Retry-After`.
-- `MCP-Protocol-Version`, when sent, must be a version this server speaks: 400 otherwise.
-- DNS rebinding (the reason the transport asks servers to check `Origin`) is stopped by
-  ALLOWED_HOSTS; and since the only credential is a bearer token a browser never attaches
-  by itself, a page from another origin cannot act with it. So Origin is not checked.
-- Errors at the HTTP level carry a JSON-RPC error body (id null) whose `data` holds the
-  API's usual {"error", "detail"}, so MCP clients can show the reason.
+One JSON body per answer (never SSE) and no sessions, so any worker serves any request;
+the mind's key is the only credential. Design notes: docs/internals.md#the-http-transport.
 """
 
 from __future__ import annotations

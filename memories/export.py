@@ -1,15 +1,6 @@
 """A mind's memories as one JSON document or a CSV table, streamed row by row.
 
-Both hold every memory of the mind, expired ones included and marked (`"expired": true`),
-ordered by category then key. JSON is the lossless form `POST /mind/import` reads back;
-CSV is for spreadsheets: one row per memory under a header row, tags joined by ", ",
-true/false for booleans, empty cells for nulls (a tag that itself holds a comma cannot be
-told apart there: use JSON to round-trip). A text cell a spreadsheet would run as a formula
-(starting with `=`, `+`, `-`, `@`, a tab or a carriage return) is written with a leading `'`,
-which spreadsheets show as text (OWASP's advice on CSV injection); the JSON form stays exact.
-
-Rows are read with `.iterator()` in chunks and written as they come, so an export of any
-size takes a constant amount of memory on the server.
+The two forms and what each holds: docs/operations.md#one-mind-export-and-import.
 """
 
 from __future__ import annotations

@@ -1,22 +1,8 @@
 """The rules of a memory write: one validator for every body, whatever face it came through.
 
 `memory_body_clean` judges a store, an update, a sync or import item, an MCP `remember` and
-the dashboard's edit form alike. It returns the cleaned fields, or raises `Invalid` naming
-every field at fault at once. The field rules:
-
-- category: one of the eight names (case-insensitive); required on a store.
-- content: 1 to 50,000 characters of any text, kept as sent; not blank; required on a store.
-- key: 1-200 characters without whitespace or control characters, case-sensitive. Omitted
-  (or null) on a store: derived from category and content, so the same text stored twice
-  finds the same memory.
-- tags: strings, trimmed and lower-cased, de-duplicated; at most 20 of 1-64 characters.
-  null clears them, as [] does.
-- priority: low, normal, high or critical. confidence: a number from 0.0 to 1.0.
-- expires_at: ISO-8601 (naive means UTC) or Unix epoch seconds; null removes the expiry.
-- source: asked for, not granted: the actor decides (`resolve_source`), with a warning.
-- The server's fields (`fields.IGNORED_FIELDS`) are ignored and named in the warnings; a
-  `mind_id` naming another mind is refused; any other name is an unknown field, refused so
-  a typo never loses data silently.
+the dashboard's edit form alike. The field rules: README.md#memories; design notes:
+docs/internals.md#the-rules-of-a-body.
 """
 
 from __future__ import annotations

@@ -1,31 +1,8 @@
 """Writes to memories: store (upsert), bulk store, import, change (update), delete, verify.
 
-Each write that takes a body has a twin taking the body's fields as keyword arguments, for
-Python callers: memory_store / memory_upsert, memory_change / memory_update. UNSET means
-"not given" there, None is null.
-
-Every write takes the same path: the body is judged by the one validator
-(`rules.memory_body_clean`), the mind's write lock is taken, the change is planned on the
-memory in hand (`_apply`: the source and verification rules), and `_Writes.persist` writes
-the rows, their tag rows and one audit row per change (rows.py). The rules:
-
-- Upsert by (mind, category, key): writers of one mind take turns (the mind's row lock, or
-  SQLite's write lock), so the lookup they make is the truth and two requests racing on
-  one key end as one memory, both answered.
-- The source is decided by the actor, not the body (`rules.resolve_source`).
-- A person's write leaves the memory verified (by them). When an agent or the system
-  changes the content of a verified memory, verification is cleared.
-- Omitted fields keep their value on update; a field sent explicitly is applied
-  (`tags: []` or null clears tags, `expires_at: null` removes the expiry).
-- A write that changes nothing is not written: no new `updated_at`, no audit row.
-- Timestamps are taken under the lock, so one mind's writes are stamped in commit order.
-- Quotas: a mind's usage (its memories, the UTF-8 bytes of their content) is counted on
-  its row in each write's transaction (`_charge`). A write that would take it past
-  SYNAPSE_MAX_MEMORIES_PER_MIND or SYNAPSE_MAX_MIND_BYTES is refused whole
-  (QuotaExceeded) before anything is written; shrinking is never refused.
-- A write to one memory may name the version its caller read (`expected_version`,
-  versions.py): it is compared under the lock, so nothing slips in between; a memory that
-  changed since is Stale and nothing is written.
+Every write is judged by `rules.memory_body_clean`, takes the mind's write lock, and is
+written with its tag rows and audit rows in one transaction. Design notes:
+docs/internals.md#the-services.
 """
 
 from __future__ import annotations

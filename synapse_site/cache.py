@@ -1,15 +1,7 @@
 """The default cache: Django's file cache, made safe for the rate-limit counters.
 
-One directory (data/cache/, owner-only) is shared by every worker process of the machine, so
-a limit counts every worker's requests. Django's file cache writes each entry atomically but
-its add() and incr() are read-then-write, so two workers could count one request; and its
-incr() rewrites the entry with the default timeout, so a busy counter would never expire.
-Here add(), incr() and get() run under an exclusive lock on one file of the directory; incr()
-keeps the entry's expiry and rewrites the count in place (cheaper than a new file and a
-rename on every request; the lock keeps readers from seeing half a write). When the cache is
-full, expired entries go before live ones.
-
-Not a library's: Django's DatabaseCache loses counts too; diskcache has no release since 2023.
+Shared by every worker process of the machine, its add(), incr() and get() run under one
+file lock. Design notes: docs/internals.md#the-rate-limit-cache.
 """
 
 from __future__ import annotations

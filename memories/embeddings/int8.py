@@ -1,26 +1,8 @@
 """Run the bundled model's int8 weights as int8.
 
-The file stores each weight matrix as int8 values and float32 scales, made float32 in the
-graph (`Cast(W_q) * scale`) before use. Run as stored, onnxruntime folds every one of them
-into a float32 copy when it loads the file (four times the size) and multiplies in float32.
-Rewritten here, before the session is made:
-
-- a product `X @ (Cast(W_q) * s)`, s one scale per column, quantizes X to 8 bits on each
-  call (`DynamicQuantizeLinear`: one scale and zero point for the whole of X) and multiplies
-  int8 by int8 (`MatMulInteger`), then scales the int32 sums back to float32:
-  `((X_q - z_x) @ W_q) * (s_x * s)`, what onnxruntime's own dynamic quantization produces;
-- a lookup `Gather(Cast(W_q) * s, ids)`, s one scale per row (the token and position
-  tables), gathers the int8 rows and their scales, then makes only those float32: the same
-  values.
-
-The weights stay 8-bit in memory, and the products run on the CPU's integer instructions.
-
-Those products must be exact, so that a text gets the same vector on every CPU. onnxruntime
-multiplies uint8 by int8 exactly where the CPU has VNNI (and on ARM), but without it (AVX2 or
-AVX-512 alone) it adds pairs of products in 16 bits, which saturate on the wide values this
-model has. There the weights are stored shifted to uint8 (`W_q + 128`, zero point 128): the
-same sums, on a path that adds in 32 bits. `signed_products_are_exact` asks onnxruntime
-which kind this CPU has.
+The graph is rewritten before the session is made, so the weights stay 8-bit in memory and
+the products run, exactly on every CPU, on its integer instructions. Design notes:
+docs/internals.md#the-models-int8-weights.
 """
 
 from __future__ import annotations

@@ -1,17 +1,7 @@
 """Search over a mind's memories, from what a person typed to a page of results.
 
-What callers use: `memory_search` (a page, in any mode), `memory_search_ids` (every result's
-id in the same order: what an action on "all matching" acts on), `memory_semantic_search`
-(the memories close in meaning, above a threshold) and `search_mode_default`.
-
-- query.py    turns what a person typed into a `ParsedQuery` (and a safe FTS5 expression);
-- sqlite.py   is the SQLite FTS5 engine (index DDL, the MATCH query, rebuild and check);
-- postgres.py is the PostgreSQL engine (tsvector column, triggers, GIN index): same answers;
-- semantic.py searches by meaning (the mind's vectors, cosine) and fuses it with keywords;
-- pgvector.py searches by meaning in PostgreSQL instead, where it has pgvector (HNSW);
-- ranking.py  orders the results: the closest in meaning, and the one hybrid order.
-
-Modes: `keyword` (full text only), `semantic` (meaning only), `hybrid` (both, fused).
+Callers use `memory_search`, `memory_search_ids`, `memory_semantic_search` and
+`search_mode_default`. What each module of the package does: docs/internals.md#search.
 """
 
 from __future__ import annotations

@@ -1,18 +1,7 @@
 """Search by meaning inside PostgreSQL with pgvector: the database finds the nearest vectors.
 
-Used instead of semantic.py's per-process matrices when the `vector` extension is installed
-and migration memories 0007 has given the vectors table its `embedding` column (`in_use`,
-asked once per process and database). Same answers as the numpy path, which tests compare:
-the `limit` memories nearest by cosine, best first, none below `floor`.
-
-- The HNSW index covers vectors of INDEXED_DIMENSIONS only (a partial expression index);
-  the query names the same expression and condition so the planner can use it, and ranks
-  vectors of other sizes exactly, over the mind's rows.
-- The index knows nothing of minds, so an index scan may end before it has found `limit` of
-  this mind's vectors: before pgvector 0.8 after hnsw.ef_search candidates of every mind,
-  from 0.8 (iterative scan) after hnsw.max_scan_tuples. When fewer come back than the mind
-  has, it runs again ordered by an expression no index has: exact, over the mind's rows.
-- The question's vector goes in as a text literal cast to `vector`: no driver adapter needed.
+Used instead of semantic.py's per-process matrices where the `vector` extension and
+migration memories 0007 are in place (`in_use`). Design notes: docs/internals.md#pgvector.
 """
 
 from __future__ import annotations

@@ -1,36 +1,8 @@
 """The PostgreSQL backend: a tsvector column on memories_memory, kept by triggers, GIN-indexed.
 
-Same answers as the SQLite FTS5 backend (tests run on both). The DDL is created by migration
-0003_search_index_postgres and repeated here for `manage.py search_index --rebuild`; a test
-keeps both equal. Why each choice:
-
-- Tokens like unicode61's: every ASCII punctuation character becomes a space before the text
-  reaches the parser (`translate`, char for char), in the document and in the query. FTS5's
-  unicode61 splits on them all; PostgreSQL's parser would otherwise make one token of
-  `node.js`, `a@b.com`, `v1.2` or `pref_editor`. So key `pref_editor` is "pref editor" and
-  "editor" finds it, and a hyphenated word is two words on both backends.
-- Text search configuration `synapse`: english's parser, every word mapped through
-  `unaccent` (case and accents ignored: "schafer" finds "Schäfer") then a Snowball English
-  stemmer *without* a stop-word list: FTS5's porter tokenizer keeps stop words too, and
-  query.py already decides when they matter ("who am I" searches them).
-- Weights: key A, tags B, content D, ranked by ts_rank with {D, C, B, A} = {0.67, 0, 1, 1}
-  (ts_rank wants 0..1): the same modest boost for a word in the key or a tag as the bm25
-  column weights (sqlite.WEIGHTS). Divided by the document's length, as bm25 discounts
-  long documents (measured choice, see _RANK_NORMALIZATION).
-- A trigger, not a generated column: `unaccent` is only STABLE, so a generated column would
-  need an IMMUTABLE wrapper that lies. The BEFORE UPDATE trigger fires only when key, tags
-  or content change, like the FTS5 update trigger.
-- Scoping by mind: the GIN index is on (mind_id, search_vector) (btree_gin), so a term
-  common in other minds but rare in this one costs its matches in this mind, as the mind
-  token does in FTS5. The SQL still filters `m.mind_id = %s`.
-- The query: query.py's ParsedQuery rendered as a to_tsquery string of single-quoted words
-  (no quote or backslash can survive the punctuation translation, so every input is valid
-  syntax), passed as one bound parameter: phrases with <->, prefixes with :*, exclusions
-  with !, plain words ORed.
-- Snippets: ts_headline over the same translated text (so it marks exactly the words that
-  matched), mapped back onto the original characters (the translation keeps every
-  position), with … where the fragment does not reach the start or end. When only the key
-  or a tag matched, the key with its words marked.
+Same answers as the SQLite FTS5 backend. The DDL is created by migration
+0003_search_index_postgres and repeated here for `manage.py search_index --rebuild`.
+Design notes: docs/internals.md#the-postgresql-backend.
 """
 
 from __future__ import annotations

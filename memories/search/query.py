@@ -1,22 +1,7 @@
 """User text → a search query that is always safe to hand to the full-text engine.
 
-The grammar is deliberately small, the way people type into a search box:
-
-- plain words: any of them may match (OR); bm25 ranks memories sharing more, and rarer,
-  words first. English stop words are dropped unless the query is nothing but stop words
-  ("who am I" still searches something).
-- ``"quoted phrase"``: must appear, words adjacent and in order.
-- ``term*``: prefix match (at least ``MIN_PREFIX_CHARS`` letters or digits before the ``*``).
-  The index holds Porter stems, so a prefix matches the beginning of a word's stem:
-  ``deplo*`` finds "deployment", but ``deploym*`` does not (its stem is "deploy").
-- ``-term`` / ``-"a phrase"``: memories containing it are left out.
-
-Everything else is text, never syntax: FTS5 operators (``AND``, ``OR``, ``NOT``, ``NEAR``),
-parentheses, column filters (``content:x``), ``^``, ``+``, an unbalanced ``"`` and control
-characters are searched as the words they contain (or dropped when they contain none).
-Every term reaches FTS5 as a double-quoted string with inner ``"`` doubled, so no input can
-change the structure of the expression. PostgreSQL will render the same `ParsedQuery`
-as a tsquery.
+Phrases, prefixes and exclusions are syntax; everything else is searched as words.
+The grammar: README.md#search; design notes: docs/internals.md#the-query-grammar.
 """
 
 from __future__ import annotations

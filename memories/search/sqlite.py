@@ -1,38 +1,7 @@
 """The SQLite backend: an FTS5 index over memories_memory, kept in sync by triggers.
 
-Design notes (the why; the DDL itself is created by migration 0002_search_index and
-repeated here so `manage.py search_index --rebuild` can restore it, a test keeps both equal):
-
-- External content: the index stores no second copy of the text; snippet() reads it back
-  from memories_memory by rowid. Memory's primary key is a CharField, so the FTS rowid is
-  the table's implicit integer rowid (content_rowid='rowid').
-- Rowid stability: an implicit rowid may change when Django *remakes* the table (most
-  AlterField/RemoveField migrations on SQLite copy it into a new table, renumbering rowids
-  and dropping its triggers), and SQLite documents that VACUUM may renumber rowids of a
-  table without an INTEGER PRIMARY KEY (3.40 keeps them in practice). Either leaves the
-  index pointing at the wrong rows. We do not add a column for this: a remake drops the
-  triggers, and after every `migrate` a post_migrate handler (memories/apps.py →
-  `ensure_index`) rebuilds the index when they are missing; `search_index --check` detects
-  the rest (it compares the whole index with a fresh one) and `--rebuild` repairs it.
-- Tokenizer: `porter unicode61 remove_diacritics 2`: case-folding, accents removed
-  ("schafer" finds "Schäfer") and English stemming ("deploying" finds "deployed").
-  unicode61 already splits on `_ . - :` (they are punctuation, not letters or digits), so
-  key `pref_editor` is indexed as "pref editor" and "editor" finds it; no `separators`
-  option is needed.
-- Tags are indexed as their plain values joined by spaces, not as the stored JSON text:
-  Django writes JSON with ASCII escapes, so a tag "café" is stored as "caf\\u00e9" and
-  would be indexed as "caf" + "u00e9". The triggers and the rebuild use the same
-  expression (`TAGS_TEXT`).
-- Scoping by mind, fast: a fourth column holds one token per mind (the mind id without
-  its underscore). Every MATCH is `mind_id : "<token>" AND (user query)`, so FTS5
-  intersects the mind's doclist with the terms' doclists: a term common across the whole
-  database but rare in this mind costs about as much as its matches in this mind, not all
-  of its matches. bm25 gives that column weight 0 and user terms are limited to the other
-  columns. The SQL still filters `m.mind_id = %s`, so the token is an accelerator, never
-  the only guard (docs/performance.md has its measured effect).
-- Snippets mark matched words with « and »: one character each, rare in notes and code
-  (square brackets are common in both), and unambiguous to a model reading the JSON.
-  When only the key or the tags matched, the snippet is the key with its words marked.
+The DDL is created by migration 0002_search_index and repeated here for
+`manage.py search_index --rebuild`. Design notes: docs/internals.md#the-sqlite-fts5-backend.
 """
 
 from __future__ import annotations
