@@ -73,6 +73,8 @@ class ParsedQuery:
     optional: tuple[Term, ...] = ()  # plain words: any may match, more is better
     excluded: tuple[Term, ...] = ()  # -term: none may match
     dropped_stop_words: tuple[str, ...] = field(default=(), compare=False)
+    # The plain words as typed: `optional` less the joined pairs added beside them.
+    words: tuple[Term, ...] = field(default=(), compare=False)
 
     @property
     def terms(self) -> tuple[Term, ...]:
@@ -131,6 +133,7 @@ def parse_query(q: str) -> ParsedQuery:
     # A query of nothing but stop words ("who am I") still searches for them.
     optional = meaningful if (meaningful or required) else words
     dropped = tuple(t.text for t in words if t not in optional)
+    typed = optional
     optional = optional + _joined_pairs(meaningful, positions)
 
     required, optional, excluded = _dedupe(required), _dedupe(optional), _dedupe(excluded)
@@ -146,7 +149,8 @@ def parse_query(q: str) -> ParsedQuery:
                 "Say what to look for, not only what to leave out (-word excludes a word)."
             )
         raise SearchQueryError("No words to search for: use letters or digits.")
-    return ParsedQuery(tuple(required), tuple(optional), tuple(excluded), dropped)
+    words = tuple(term for term in _dedupe(typed) if term in optional)
+    return ParsedQuery(tuple(required), tuple(optional), tuple(excluded), dropped, words)
 
 
 def _word_term(raw: str) -> Term | None:

@@ -197,6 +197,17 @@ def hybrid_ranking(
         replace(f, match="both") if f.match == "meaning" and f.memory_id in worded else f
         for f in fused
     ]
+    if any(f.match == "meaning" for f in fused):
+        holding, more = holding_every_word(
+            engine=engine,
+            mind=mind,
+            parsed=parsed,
+            filters=filters,
+            now=now,
+            best=best,
+            matches=keyword_total,
+        )
+        fused = words_before_meaning(fused, holding=holding, more=more, close=close)
     meaning_only = sum(1 for f in fused if f.match == "meaning")
     return Ranking(
         fused=fused,
@@ -210,6 +221,57 @@ def hybrid_ranking(
         worded=worded,
         keyword_order=order,
     )
+
+
+def holding_every_word(
+    *,
+    engine: ModuleType,
+    mind: Mind,
+    parsed: ParsedQuery,
+    filters: MemoryFilters,
+    now: datetime,
+    best: list[str],
+    matches: int,
+) -> tuple[list[str], bool]:
+    """The best FUSION_DEPTH memories passing `filters` that hold every word of the question
+    and its phrases, and whether more do. `best`: the best keyword matches, of `matches`."""
+    if not matches:
+        return [], False
+    words = parsed.words or parsed.optional
+    if not words or (len(words) == 1 and not parsed.required):
+        return best, matches > len(best)  # a keyword match holds its one word, or its phrases
+    every = replace(parsed, required=parsed.required + words, optional=())
+    ranked = engine.ranking(
+        mind_id=mind.pk, parsed=every, filters=filters, limit=FUSION_DEPTH + 1, now=now
+    )
+    return [memory_id for memory_id, _ in ranked[:FUSION_DEPTH]], len(ranked) > FUSION_DEPTH
+
+
+def words_before_meaning(
+    fused: list[Fused], *, holding: list[str], more: bool, close: Closeness
+) -> list[Fused]:
+    """`fused` with every memory that holds the question's words (`holding`) above every
+    memory found by meaning alone, and of those only the ones clearly closer in meaning than
+    any that hold the words: the rest are look-alikes (API.md §9.1)."""
+    if not holding:
+        return fused
+    shown = {f.memory_id for f in fused}
+    cosines = [close.of(memory_id) for memory_id in holding]
+    if more or not shown.issuperset(holding) or None in cosines:
+        # They fill the pages, or one has no vector yet to be closer than: no look-alikes.
+        return [f for f in fused if f.match != "meaning"]
+    bar = max(c for c in cosines if c is not None) + semantic.LOOK_ALIKE_MARGIN
+    held = set(holding)
+    last = max(i for i, f in enumerate(fused) if f.memory_id in held)
+    head = [f for f in fused[: last + 1] if f.match != "meaning"]
+    # A meaning-only score is its cosine; moved below the last holder, it takes that score.
+    moved = [
+        replace(f, score=min(f.score, head[-1].score))
+        for f in fused[: last + 1]
+        if f.match == "meaning" and f.score >= bar
+    ]
+    tail = [f for f in fused[last + 1 :] if f.match != "meaning" or f.score >= bar]
+    return head + moved + tail
 
 
 def keyword_ids(

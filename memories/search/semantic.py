@@ -222,6 +222,9 @@ MEANING_FLOOR = 0.12
 AGREEMENT = 0.3
 KEYWORD_BONUS = 0.05
 MEANING_SHARE = 0.4
+# Found by meaning alone beside memories holding every word of the question: kept only
+# this much closer in meaning than they are (look-alikes of a templated note are not).
+LOOK_ALIKE_MARGIN = 0.05
 # How many of the closest memories are checked against the filters and the query's phrases
 # and exclusions, so a narrow filter still leaves enough found by meaning.
 CANDIDATES = 1000

@@ -319,14 +319,15 @@ def test_public_client_semantic_search(live_server, owner_mind):
 def test_query_count_by_meaning(agent, mind, facts, django_assert_max_num_queries):
     # Mind Key, the vectors' change marker, the vectors (only when they changed), the filters
     # and phrases over the closest, the keyword ranking, the page's memories, the snippets of
-    # those found by keyword.
+    # those found by keyword; with memories found by meaning alone beside keyword matches of a
+    # question of several words, whether one memory holds them all (API.md §9.1).
     # With pgvector: the count and the nearest, every time, in place of the marker.
     semantic.forget_cached()
     in_database = 1 if pgvector.in_use() else 0
     with django_assert_max_num_queries(7):
         found = results(agent.get(URL, {"q": f"neovim {PETS}", "category": "preference"}))
         assert [r["key"] for r in found] == ["preference_editor"]
-    with django_assert_max_num_queries(6 + in_database):
+    with django_assert_max_num_queries(7 + in_database):
         found = keys(agent.get(URL, {"q": f"neovim {PETS}"}))
         assert {"fact_dog", "preference_editor"} <= set(found[:2])
     with django_assert_max_num_queries(5):
@@ -340,3 +341,64 @@ def test_a_keyword_match_has_the_snippet_of_keyword_search(agent, facts):
     assert hybrid["preference_editor"]["snippet"] == keyword["snippet"]
     assert "«LazyVim»" in keyword["snippet"]
     assert hybrid["fact_dog"]["snippet"] == "Has a border collie named Pixel."
+
+
+# --- A word only one memory holds (API.md §9.1) ------------------------------------------
+
+
+@pytest.fixture
+def look_alikes(mind) -> list[Memory]:
+    """Templated notes, near-identical in meaning, each with a word of its own."""
+    notes = [remember(mind, f"note_{i}", f"crash test tok{i}x{i % 7}x{i % 5}q") for i in range(60)]
+    embed(*notes)
+    return notes
+
+
+@pytest.mark.parametrize("i", [0, 17, 42, 59])
+def test_a_word_one_embedded_memory_holds_answers_that_memory_alone(agent, look_alikes, i):
+    answer = agent.get(URL, {"q": f"tok{i}x{i % 7}x{i % 5}q"}).json()
+    assert [r["key"] for r in answer["results"]] == [f"note_{i}"]
+    assert answer["total"] == 1
+    assert answer["results"][0]["match"] == "both"
+
+
+def test_a_memory_stored_a_moment_ago_is_found_first_for_its_own_word(agent, look_alikes):
+    body = {"category": "note", "key": "fresh", "content": "crash test tok9x9x9q"}
+    assert agent.post("/memory", body, format="json").status_code == 201
+    assert not MemoryVector.objects.filter(memory__key="fresh").exists()  # not embedded yet
+
+    answer = agent.get(URL, {"q": "tok9x9x9q"}).json()
+    assert [r["key"] for r in answer["results"]] == ["fresh"]
+    assert answer["total"] == 1
+    assert answer["results"][0]["match"] == "keyword"
+
+
+def test_every_word_of_a_question_held_leaves_out_look_alikes(agent, mind, look_alikes):
+    remember(mind, "plain", "crash report for tok5x5x5q")
+    answer = agent.get(URL, {"q": "report tok5x5x5q"}).json()
+    assert [r["key"] for r in answer["results"]] == ["plain"]
+    assert answer["total"] == 1
+
+
+def test_what_holds_the_words_ranks_above_whatever_is_found_by_meaning(agent, mind, facts):
+    gaming = remember(mind, "note_gaming", "Beat the final boss of Elden Ring last weekend.")
+    embed(gaming)
+    for q in ("boss", "final boss", "engineering manager"):
+        kinds = [r["match"] for r in results(agent.get(URL, {"q": q}))]
+        assert kinds[0] != "meaning", q
+        assert kinds == sorted(kinds, key=lambda kind: kind == "meaning"), (q, kinds)
+
+
+def test_words_no_memory_holds_all_of_still_bring_memories_found_by_meaning(agent, facts):
+    # "boss" and "platform" are held by no one memory together: meaning still answers.
+    assert "meaning" in {r["match"] for r in results(agent.get(URL, {"q": "boss platform"}))}
+
+
+def test_a_word_held_in_another_mind_only_does_not_narrow_this_one(
+    agent, look_alikes, stranger_mind
+):
+    remember(stranger_mind.mind, "theirs", "crash test tok99x99x99q")
+    answer = agent.get(URL, {"q": "tok99x99x99q"}).json()
+    assert answer["results"], "found by meaning in this mind"
+    assert {r["match"] for r in answer["results"]} == {"meaning"}
+    assert "theirs" not in {r["key"] for r in answer["results"]}
