@@ -2,7 +2,7 @@ import pytest
 
 from accounts.api import REGISTERED
 from accounts.models import User
-from tests.conftest import PASSWORD
+from tests.factories import PASSWORD
 
 pytestmark = pytest.mark.django_db
 

@@ -28,8 +28,8 @@ from rest_framework_simplejwt.tokens import AccessToken, RefreshToken
 
 from minds.models import Mind
 from minds.services import mind_create, mind_rotate_key
-from tests.api.memory_helpers import remember
-from tests.conftest import PASSWORD, bearer_client
+from tests.conftest import bearer_client
+from tests.factories import PASSWORD, remember
 
 pytestmark = pytest.mark.django_db
 

@@ -20,7 +20,7 @@ from axes.models import AccessAttempt
 from django.test import Client
 from rest_framework.test import APIClient
 
-from tests.conftest import PASSWORD
+from tests.factories import PASSWORD
 
 pytestmark = pytest.mark.django_db
 
