@@ -165,6 +165,7 @@ def test_jwt_lifetimes_are_short(owner, anon, settings):
     assert refresh["exp"] - refresh["iat"] == 7 * 24 * 3600
 
 
+@pytest.mark.slow
 def test_jwt_lifetimes_follow_the_environment(tmp_path):
     script = (
         "import django, os; os.environ.setdefault('DJANGO_SETTINGS_MODULE', "
@@ -234,6 +235,7 @@ SETTINGS_SCRIPT = (
 )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("behind_tls", "expected"),
     [

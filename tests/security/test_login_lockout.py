@@ -197,6 +197,7 @@ SETTINGS_SCRIPT = (
 )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("limit_env", "cooloff_env", "expected"),
     [("", "", [True, 5, 900.0]), ("3", "60", [True, 3, 3600.0]), ("0", "", [False, 1, 900.0])],
