@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import tempfile
 from dataclasses import dataclass
@@ -56,6 +57,12 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.skip(reason=f"SQLite only; this pass runs on {vendor}"))
         if "postgres_only" in item.keywords and vendor != "postgresql":
             item.add_marker(pytest.mark.skip(reason=f"PostgreSQL only; this pass runs on {vendor}"))
+    # Under xdist, files with slow tests first (pyproject.toml keeps this order for the
+    # scheduler): the workers start on the long files and end on short ones, instead of one
+    # worker finishing a long tail alone.
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        slow_files = {item.path for item in items if "slow" in item.keywords}
+        items.sort(key=lambda item: item.path not in slow_files)
 
 
 @pytest.fixture(autouse=True)
