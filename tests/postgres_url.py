@@ -3,7 +3,8 @@
     .venv/bin/python tests/postgres_url.py   # prints the URL; exit 1 (with why) if none
 
 SYNAPSE_TEST_DATABASE_URL names it (default postgres://postgres@127.0.0.1:5432/synapse);
-the tests then create and drop test_<name><SYNAPSE_TEST_DB_SUFFIX> on that server.
+the tests then create and drop test_<name><SYNAPSE_TEST_DB_SUFFIX> on that server (with _gw0,
+_gw1 … appended, one a pytest-xdist worker).
 SYNAPSE_TEST_POSTGRES=required (as .ci/run sets) makes a missing server exit 2: an error,
 not a skip.
 """
@@ -51,7 +52,8 @@ def main() -> int:
         )
         return 2 if required else 1
     test_db = f"test_{db['NAME']}{os.environ.get('SYNAPSE_TEST_DB_SUFFIX', '').strip()}"
-    print(f"== PostgreSQL pass on {shown} (test database {test_db})", file=sys.stderr)
+    databases = f"test database {test_db}, or {test_db}_gw<n> for each xdist worker"
+    print(f"== PostgreSQL pass on {shown} ({databases})", file=sys.stderr)
     print(url)
     return 0
 

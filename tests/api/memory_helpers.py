@@ -1,25 +1,9 @@
-"""Small helpers shared by the memory endpoint tests."""
+"""Reading and judging the memory endpoints' answers (the memories themselves come from
+tests/factories.py)."""
 
 from __future__ import annotations
 
 import json
-from datetime import datetime
-
-from memories.actors import Actor
-from memories.models import Memory
-from memories.services import memory_upsert
-
-AGENT = Actor(kind="agent", name="mk_test")
-PERSON = Actor(kind="user", name="owner@example.com")
-
-
-def remember(
-    mind, key: str, content: str = "x", *, now: datetime | None = None, **fields
-) -> Memory:
-    """Store a memory through the service, as an agent unless `actor=` says otherwise."""
-    fields.setdefault("category", "fact")
-    fields.setdefault("actor", AGENT)
-    return memory_upsert(mind=mind, key=key, content=content, now=now, **fields).memory
 
 
 def body_of(response) -> bytes:
@@ -60,27 +44,3 @@ def assert_isolated(path: str, *, mind, stranger_agent, other_human) -> None:
         assert mind.pk not in text_of(theirs)
     separator = "&" if "?" in path else "?"
     assert other_human.get(f"{path}{separator}mind={mind.pk}").status_code == 404
-
-
-def embed(*memories: Memory, model: str | None = None) -> None:
-    """Store each memory's vector as the embedding worker does (its current text, the
-    process's model, or `model`), so a test of search by meaning needs no worker."""
-    import numpy as np
-
-    from memories.embeddings import get_embedder
-    from memories.embeddings.text import embedding_text, text_hash
-    from memories.models import MemoryVector
-
-    embedder = get_embedder()
-    assert embedder is not None
-    texts = [embedding_text(m) for m in memories]
-    for memory, text, vector in zip(memories, texts, embedder.embed_documents(texts), strict=True):
-        MemoryVector.objects.update_or_create(
-            memory=memory,
-            defaults={
-                "mind_id": memory.mind_id,
-                "model": model or embedder.model,
-                "text_hash": text_hash(text),
-                "vector": np.asarray(vector, dtype=np.float32).tobytes(),
-            },
-        )

@@ -8,7 +8,8 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
-from tests.api.memory_helpers import assert_invalid, assert_isolated, ids, remember
+from tests.api.memory_helpers import assert_invalid, assert_isolated, ids
+from tests.factories import remember
 
 
 def test_by_tag_lists_memories_with_the_tag(agent, mind):

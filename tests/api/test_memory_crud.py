@@ -9,17 +9,9 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
-from memories.actors import Actor
 from memories.models import Memory, MemoryEvent, MemoryTag
-from memories.services import memory_upsert
 from minds.services import mind_create
-
-AGENT = Actor(kind="agent", name="mk_test")
-
-
-def remember(mind, key, content="x", **fields):
-    fields.setdefault("category", "fact")
-    return memory_upsert(mind=mind, actor=AGENT, key=key, content=content, **fields).memory
+from tests.factories import remember
 
 
 @pytest.fixture

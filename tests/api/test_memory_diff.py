@@ -9,7 +9,8 @@ from django.utils import timezone
 
 from memories import selectors
 from memories.services import memory_delete
-from tests.api.memory_helpers import AGENT, assert_invalid, assert_isolated, json_of, remember
+from tests.api.memory_helpers import assert_invalid, assert_isolated, json_of
+from tests.factories import AGENT, remember
 
 T0 = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 

@@ -9,7 +9,8 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
-from tests.api.memory_helpers import assert_invalid, assert_isolated, ids, remember
+from tests.api.memory_helpers import assert_invalid, assert_isolated, ids
+from tests.factories import remember
 
 
 @pytest.fixture

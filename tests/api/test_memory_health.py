@@ -8,7 +8,8 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
-from tests.api.memory_helpers import PERSON, assert_isolated, remember
+from tests.api.memory_helpers import assert_isolated
+from tests.factories import PERSON, remember
 
 
 def test_health_of_a_tidy_mind_is_ok(agent, mind):

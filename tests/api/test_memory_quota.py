@@ -7,7 +7,7 @@ import pytest
 from django.test import override_settings
 
 from memories.models import Memory
-from tests.api.memory_helpers import remember
+from tests.factories import remember
 
 pytestmark = pytest.mark.django_db
 

@@ -7,32 +7,22 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from memories.models import Memory, MemoryTag, Priority
+from memories.models import Priority
 from minds.services import mind_create
 from tests.api.memory_helpers import body_of, json_of, text_of
-
-
-def remember(mind, key, content="x", *, priority=Priority.NORMAL, **fields):
-    memory = Memory.objects.create(
-        mind=mind, category=fields.pop("category", "fact"), key=key, content=content,
-        priority=priority, **fields,
-    )  # fmt: skip
-    MemoryTag.objects.bulk_create(
-        MemoryTag(memory=memory, mind=mind, tag=tag) for tag in memory.tags
-    )
-    return memory
+from tests.factories import many_memories, memory_row
 
 
 @pytest.fixture
 def memories(mind):
-    remember(
+    memory_row(
         mind, "user_name", "Olive", category="identity", priority=Priority.CRITICAL,
         verified=True, tags=["person"],
     )  # fmt: skip
-    remember(mind, "editor", "Uses Neovim", category="preference", tags=["Tools".lower()])
-    remember(mind, "old_plan", "Gone", expires_at=timezone.now() - timedelta(minutes=1))
+    memory_row(mind, "editor", "Uses Neovim", category="preference", tags=["Tools".lower()])
+    memory_row(mind, "old_plan", "Gone", expires_at=timezone.now() - timedelta(minutes=1))
     for i in range(30):
-        remember(mind, f"trivia_{i:02d}", "some low priority trivia " * 5, priority=Priority.LOW)
+        memory_row(mind, f"trivia_{i:02d}", "some low priority trivia " * 5, priority=Priority.LOW)
 
 
 def test_agent_recalls_plain_text(agent, memories):
@@ -130,7 +120,7 @@ def test_bad_parameters_are_400_naming_the_field(agent, query, field):
 
 
 def test_stranger_agent_sees_only_its_own_mind(stranger_agent, stranger_mind, memories):
-    remember(stranger_mind.mind, "stranger_fact", "mine")
+    memory_row(stranger_mind.mind, "stranger_fact", "mine")
 
     body = text_of(stranger_agent.get("/memory/recall"))
 
@@ -154,7 +144,7 @@ def test_human_with_one_mind_recalls_it(human, memories):
 
 def test_human_with_several_minds_names_one(human, owner, mind, memories):
     second, _ = mind_create(owner=owner, name="Second")
-    remember(second, "second_fact")
+    memory_row(second, "second_fact")
 
     assert human.get("/memory/recall").status_code == 400
     body = text_of(human.get(f"/memory/recall?mind={second.id}"))
@@ -181,9 +171,8 @@ def test_bad_key_gets_401(anon, memories):
 
 @pytest.mark.parametrize("query", ["", "?budget=100", "?format=json&budget=100"])
 def test_recall_is_a_fixed_number_of_queries(agent, mind, query, django_assert_max_num_queries):
-    Memory.objects.bulk_create(
-        Memory(mind=mind, category="note", key=f"k_{i}", content="text " * 40, priority=i % 4)
-        for i in range(400)
+    many_memories(
+        mind, 400, key=lambda i: f"k_{i}", content=lambda i: "text " * 40, priority=lambda i: i % 4
     )
     # key lookup + recall (at most two counts, the stream, three key lookups)
     with django_assert_max_num_queries(7):

@@ -8,7 +8,8 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
-from tests.api.memory_helpers import assert_invalid, ids, remember
+from tests.api.memory_helpers import assert_invalid, ids
+from tests.factories import remember
 
 
 def test_related_most_shared_first_then_recent(agent, mind):

@@ -3,28 +3,20 @@
 from __future__ import annotations
 
 from datetime import timedelta
+from functools import partial
 
 import pytest
 from django.utils import timezone
 
-from memories.actors import Actor
 from memories.models import Memory
 from memories.search.query import MAX_QUERY_CHARS
-from memories.services import memory_upsert
+from tests import factories
 
 URL = "/memory/search"
 
 
-def remember(mind, key, content, *, category="note", tags=(), **extra) -> Memory:
-    return memory_upsert(
-        mind=mind,
-        actor=Actor.system(),
-        category=category,
-        key=key,
-        content=content,
-        tags=list(tags),
-        **extra,
-    ).memory
+# Notes stored by the system unless a test says otherwise.
+remember = partial(factories.remember, actor=factories.SYSTEM, category="note")
 
 
 def keys(response) -> list[str]:

@@ -11,8 +11,8 @@ from django.test import override_settings
 
 from memories.models import Memory, MemoryVector
 from memories.search import pgvector, semantic
-from tests.api.memory_helpers import embed
 from tests.api.test_memory_search import remember
+from tests.factories import embed
 
 URL = "/memory/search"
 SEMANTIC_URL = "/memory/semantic-search"

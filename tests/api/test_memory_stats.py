@@ -11,7 +11,8 @@ from django.utils import timezone
 
 from memories.embeddings import outbox
 from memories.models import Category, MemoryVector, Source
-from tests.api.memory_helpers import PERSON, assert_isolated, remember
+from tests.api.memory_helpers import assert_isolated
+from tests.factories import PERSON, remember
 
 
 def test_stats_totals(agent, mind):

@@ -7,7 +7,8 @@ from django.test.utils import CaptureQueriesContext
 
 from memories.models import Memory, MemoryEvent, MemoryTag
 from memories.rules import derive_key
-from tests.api.memory_helpers import PERSON, assert_invalid, remember
+from tests.api.memory_helpers import assert_invalid
+from tests.factories import PERSON, remember
 
 
 def sync(client, memories, **kw):

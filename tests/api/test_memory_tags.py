@@ -8,7 +8,8 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
-from tests.api.memory_helpers import assert_invalid, assert_isolated, remember
+from tests.api.memory_helpers import assert_invalid, assert_isolated
+from tests.factories import remember
 
 
 def test_tags_most_used_first_then_by_name(agent, mind):

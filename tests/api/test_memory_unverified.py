@@ -8,7 +8,8 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
-from tests.api.memory_helpers import PERSON, assert_invalid, assert_isolated, ids, remember
+from tests.api.memory_helpers import assert_invalid, assert_isolated, ids
+from tests.factories import PERSON, remember
 
 
 def test_unverified_order_priority_then_confidence_then_recent(agent, mind):

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from memories.models import Memory
-from tests.api.memory_helpers import remember
+from tests.factories import remember
 from tests.mcp_server.test_tools import Mcp
 
 pytestmark = pytest.mark.django_db

@@ -15,8 +15,9 @@ from django.utils import timezone
 from memories.export import CSV_COLUMNS
 from memories.models import Memory, MemoryEvent
 from minds.services import mind_create
-from tests.api.memory_helpers import PERSON, assert_invalid, remember
+from tests.api.memory_helpers import assert_invalid
 from tests.conftest import bearer_client, jwt_for
+from tests.factories import PERSON, remember
 
 TRICKY = 'He said "hi, there",\nthen left;\r\n\ttabs, "quotes" and ünïcödé — 🧠'
 FIELDS = ("category", "key", "content", "tags", "priority", "confidence", "expires_at")

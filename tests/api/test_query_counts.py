@@ -16,7 +16,7 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from memories.models import Memory
-from tests.api.memory_helpers import PERSON, remember
+from tests.factories import PERSON, remember
 
 # Four memories at first, so every priority (and each kind of health attention) is there
 # before the mind grows tenfold.

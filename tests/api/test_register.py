@@ -2,7 +2,7 @@ import pytest
 
 from accounts.models import User
 from api.accounts import REGISTERED
-from tests.conftest import PASSWORD
+from tests.factories import PASSWORD
 
 pytestmark = pytest.mark.django_db
 

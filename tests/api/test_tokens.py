@@ -10,7 +10,8 @@ from rest_framework.test import APIClient
 from rest_framework_simplejwt.tokens import AccessToken
 
 from accounts.models import RevokedToken
-from tests.conftest import PASSWORD, bearer_client
+from tests.conftest import bearer_client
+from tests.factories import PASSWORD
 
 pytestmark = pytest.mark.django_db
 

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import re
+from functools import partial
 
 import pytest
 from django.test import Client
 
 from memories.actors import Actor
-from memories.services import memory_upsert
+from tests.factories import remember
 
 AGENT = Actor(kind="agent", name="mk_testagent")
 
@@ -28,11 +29,8 @@ def other_web(other_user) -> Client:
     return client
 
 
-def agent_store(mind, **fields):
-    """Store a memory the way an agent does (unverified, source agent)."""
-    fields.setdefault("category", "fact")
-    fields.setdefault("content", "The sky is blue")
-    return memory_upsert(mind=mind, actor=AGENT, **fields).memory
+# A memory stored the way an agent does (unverified, source agent).
+agent_store = partial(remember, actor=AGENT, content="The sky is blue")
 
 
 HIDDEN = re.compile(r'<input type="hidden" name="([^"]+)" value="([^"]*)"')

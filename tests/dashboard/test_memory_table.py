@@ -13,9 +13,8 @@ from django.utils import timezone
 
 from memories.filters import SORTS
 from memories.search import MAX_QUERY_CHARS, semantic
-from tests.api.memory_helpers import embed
+from tests.factories import embed, many_memories
 from tests.fake_embedder import fake_embedder  # noqa: F401
-from tests.memory_bulk import many_memories
 
 # Search by meaning with the small stand-in model, unless a test turns embeddings off.
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("fake_embedder")]

@@ -11,7 +11,7 @@ from memories.services import memory_upsert
 from minds.models import Mind
 from tests.conftest import bearer_client
 from tests.dashboard.conftest import agent_store
-from tests.memory_bulk import many_memories
+from tests.factories import many_memories
 
 pytestmark = pytest.mark.django_db
 

@@ -3,20 +3,20 @@
 from __future__ import annotations
 
 import re
+from functools import partial
 
 import pytest
 
 from memories.models import Memory
 from tests.dashboard.conftest import agent_store
+from tests.factories import many_memories
 
 pytestmark = pytest.mark.django_db
 
 
-def seed(mind, count: int) -> None:
-    Memory.objects.bulk_create(
-        Memory(mind=mind, category="fact", key=f"k{n:03}", content=f"Fact {n}")
-        for n in range(count)
-    )
+seed = partial(
+    many_memories, category="fact", key=lambda n: f"k{n:03}", content=lambda n: f"Fact {n}"
+)
 
 
 def keys(response) -> list[str]:

@@ -7,7 +7,7 @@ import pytest
 from django.test import Client
 
 from dashboard.charts import share_chart
-from tests.memory_bulk import many_memories
+from tests.factories import many_memories
 
 pytestmark = pytest.mark.django_db
 

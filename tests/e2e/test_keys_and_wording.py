@@ -12,7 +12,7 @@ import requests
 from accounts.models import User
 from minds.models import Mind
 from minds.services import mind_create
-from tests.memory_bulk import many_memories
+from tests.factories import many_memories
 
 expect = pytest.importorskip(
     "playwright.sync_api", reason="playwright is not installed (make install puts it in the venv)"

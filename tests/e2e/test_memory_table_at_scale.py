@@ -16,9 +16,8 @@ from django.utils import timezone
 from accounts.models import User
 from memories.search import MAX_QUERY_CHARS, semantic
 from minds.services import mind_create
-from tests.api.memory_helpers import embed
+from tests.factories import embed, many_memories
 from tests.fake_embedder import fake_embedder  # noqa: F401
-from tests.memory_bulk import many_memories
 
 expect = pytest.importorskip(
     "playwright.sync_api", reason="playwright is not installed (make install puts it in the venv)"

@@ -11,8 +11,8 @@ import pytest
 from accounts.models import User
 from memories.actors import Actor
 from memories.models import Memory, MemoryEvent
-from memories.services import memory_upsert
 from minds.services import mind_create
+from tests.factories import many_memories, remember
 
 expect = pytest.importorskip(
     "playwright.sync_api", reason="playwright is not installed (make install puts it in the venv)"
@@ -32,16 +32,18 @@ def mind(db):
 
 
 def store(mind, key: str, **fields):
-    fields.setdefault("category", "fact")
     fields.setdefault("content", f"What the agent noted as {key}")
-    return memory_upsert(mind=mind, actor=AGENT, key=key, **fields).memory
+    return remember(mind, key, actor=AGENT, **fields)
 
 
 def bulk(mind, count: int, category: str = "fact") -> None:
     """Many memories at once, as an agent's sync would leave them (unverified)."""
-    Memory.objects.bulk_create(
-        Memory(mind=mind, category=category, key=f"{category}_{n:03}", content=f"Noted {n}")
-        for n in range(count)
+    many_memories(
+        mind,
+        count,
+        category=category,
+        key=lambda n: f"{category}_{n:03}",
+        content=lambda n: f"Noted {n}",
     )
 
 

@@ -10,7 +10,7 @@ from django.test import Client
 from mcp_server import protocol
 from mcp_server.protocol import LATEST_VERSION, SUPPORTED_VERSIONS
 from memories.models import Memory
-from tests.api.memory_helpers import remember
+from tests.factories import remember
 
 pytestmark = pytest.mark.django_db
 

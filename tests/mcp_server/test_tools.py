@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import json
 from datetime import timedelta
+from functools import partial
 
 import pytest
 from django.test import Client
 from django.utils import timezone
 
-from memories.actors import Actor
 from memories.models import Memory
-from memories.services import memory_upsert
+from tests.factories import SYSTEM, remember
 
 pytestmark = pytest.mark.django_db
 
@@ -57,9 +57,7 @@ def stranger(stranger_mind) -> Mcp:
     return Mcp(stranger_mind.key)
 
 
-def store(mind, **fields) -> Memory:
-    fields.setdefault("category", "fact")
-    return memory_upsert(mind=mind, actor=Actor.system(), **fields).memory
+store = partial(remember, actor=SYSTEM)
 
 
 def test_tools_list_describes_every_tool_strictly(mcp):
@@ -187,7 +185,7 @@ def test_search_ranks_and_refuses_empty_queries(mcp, mind):
 def test_search_by_meaning_and_its_mode(mcp, mind):
     from django.test import override_settings
 
-    from tests.api.memory_helpers import embed
+    from tests.factories import embed
 
     embed(store(mind, key="fact_dog", content="Has a border collie named Pixel."))
     embed(store(mind, key="fact_deploy", content="We deployed the app with Docker on Friday"))

@@ -11,7 +11,7 @@ from django.core.management import CommandError, call_command
 from django.db import connection, connections
 
 from memories.services import memory_upsert
-from tests.api.memory_helpers import AGENT, remember
+from tests.factories import AGENT, remember
 
 
 def copy_counts(path) -> tuple[str, int]:

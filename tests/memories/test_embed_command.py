@@ -8,7 +8,7 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from memories.models import EmbeddingJob, MemoryVector
-from tests.api.memory_helpers import remember
+from tests.factories import remember
 
 
 def run(*args):

@@ -12,17 +12,12 @@ from memories.actors import Actor
 from memories.embeddings import get_embedder, outbox
 from memories.embeddings.text import embedding_text, text_hash
 from memories.models import EmbeddingJob, Memory, MemoryVector
+from tests.factories import remember
 
 
 @pytest.fixture
 def actor():
     return Actor(kind="agent", name="mk_test")
-
-
-def store(mind, actor, key, content, **fields):
-    return services.memory_upsert(
-        mind=mind, actor=actor, category="fact", key=key, content=content, **fields
-    ).memory
 
 
 def jobs():
@@ -34,7 +29,7 @@ def vector_of(memory):
 
 
 def test_a_store_queues_a_job_and_the_worker_embeds_its_text(mind, actor):
-    memory = store(mind, actor, "pet_dog", "Has a border collie named Pixel", tags=["pets"])
+    memory = remember(mind, "pet_dog", "Has a border collie named Pixel", tags=["pets"])
     assert jobs() == {memory.pk}
     assert not MemoryVector.objects.exists()
 
@@ -61,7 +56,7 @@ def test_a_sync_queues_every_new_memory_in_one_batch(mind, actor):
 
 
 def test_an_edit_of_the_text_after_embedding_re_embeds(mind, actor):
-    memory = store(mind, actor, "pet_dog", "Has a border collie")
+    memory = remember(mind, "pet_dog", "Has a border collie")
     outbox.embed_pending()
     old_hash = vector_of(memory).text_hash
 
@@ -78,7 +73,7 @@ def test_an_edit_of_the_text_after_embedding_re_embeds(mind, actor):
 
 @pytest.mark.parametrize("change", [{"key": "pet_cat"}, {"tags": ["animals"]}])
 def test_a_new_key_or_new_tags_re_embed(mind, actor, change):
-    memory = store(mind, actor, "pet_dog", "Has a border collie")
+    memory = remember(mind, "pet_dog", "Has a border collie")
     outbox.embed_pending()
     services.memory_update(memory=memory, actor=actor, **change)
     assert jobs() == {memory.pk}
@@ -86,7 +81,7 @@ def test_a_new_key_or_new_tags_re_embed(mind, actor, change):
 
 
 def test_an_edit_outside_the_text_keeps_the_vector(mind, actor):
-    memory = store(mind, actor, "pet_dog", "Has a border collie")
+    memory = remember(mind, "pet_dog", "Has a border collie")
     outbox.embed_pending()
     services.memory_update(memory=memory, actor=actor, priority="high", confidence=0.9)
     assert not jobs()
@@ -94,9 +89,9 @@ def test_an_edit_outside_the_text_keeps_the_vector(mind, actor):
 
 
 def test_a_delete_removes_vector_and_job(mind, actor):
-    embedded = store(mind, actor, "one", "first")
+    embedded = remember(mind, "one", "first")
     outbox.embed_pending()
-    queued = store(mind, actor, "two", "second")
+    queued = remember(mind, "two", "second")
     services.memory_delete(memory=embedded, actor=actor)
     services.memory_delete(memory=queued, actor=actor)
     assert not MemoryVector.objects.exists()
@@ -104,7 +99,7 @@ def test_a_delete_removes_vector_and_job(mind, actor):
 
 
 def test_jobs_of_memories_deleted_with_their_mind_are_dropped(mind, actor):
-    store(mind, actor, "one", "first")
+    remember(mind, "one", "first")
     Memory.objects.filter(mind=mind).delete()  # as a mind's deletion does: no service call
     assert len(jobs()) == 1
     assert outbox.embed_pending() == 0
@@ -112,7 +107,7 @@ def test_jobs_of_memories_deleted_with_their_mind_are_dropped(mind, actor):
 
 
 def test_a_job_queued_again_while_embedding_stays_for_the_next_batch(mind, actor):
-    memory = store(mind, actor, "pet_dog", "Has a border collie")
+    memory = remember(mind, "pet_dog", "Has a border collie")
     real = get_embedder()
 
     class EditsMeanwhile:
@@ -142,7 +137,7 @@ def test_a_job_queued_again_while_embedding_stays_for_the_next_batch(mind, actor
 
 def test_embeddings_off_queues_nothing(mind, actor, settings):
     settings.SYNAPSE_EMBEDDINGS = "off"
-    memory = store(mind, actor, "pet_dog", "Has a border collie")
+    memory = remember(mind, "pet_dog", "Has a border collie")
     services.memory_update(memory=memory, actor=actor, content="Has a cat")
     assert not jobs()
     assert outbox.embed_pending() == 0
@@ -150,7 +145,7 @@ def test_embeddings_off_queues_nothing(mind, actor, settings):
 
 def test_embeddings_off_still_drops_the_vector_of_a_changed_text(mind, actor, settings):
     # Turned on again, the worker's start queues what has no vector: none may be stale.
-    memory = store(mind, actor, "pet_dog", "Has a border collie")
+    memory = remember(mind, "pet_dog", "Has a border collie")
     outbox.embed_pending()
     settings.SYNAPSE_EMBEDDINGS = "off"
     services.memory_update(memory=memory, actor=actor, content="Has a cat")
@@ -158,12 +153,12 @@ def test_embeddings_off_still_drops_the_vector_of_a_changed_text(mind, actor, se
 
 
 def test_queue_missing_queues_memories_without_a_vector_of_the_model(mind, stranger_mind, actor):
-    embedded = store(mind, actor, "one", "first")
+    embedded = remember(mind, "one", "first")
     outbox.embed_pending()
     MemoryVector.objects.filter(memory_id=embedded.pk).update(model="an-older-model")
-    missing = store(mind, actor, "two", "second")
+    missing = remember(mind, "two", "second")
     EmbeddingJob.objects.all().delete()  # as if the jobs had been lost
-    elsewhere = store(stranger_mind.mind, actor, "three", "third")
+    elsewhere = remember(stranger_mind.mind, "three", "third")
     EmbeddingJob.objects.filter(memory_id=elsewhere.pk).delete()
 
     model = get_embedder().model
@@ -179,14 +174,14 @@ def test_queue_missing_queues_memories_without_a_vector_of_the_model(mind, stran
 def test_the_commit_of_a_write_wakes_the_worker(mind, actor, django_capture_on_commit_callbacks):
     # Tests run huey's tasks at once (tests/conftest.py): the wake-up embeds on the spot.
     with django_capture_on_commit_callbacks(execute=True) as callbacks:
-        memory = store(mind, actor, "pet_dog", "Has a border collie")
+        memory = remember(mind, "pet_dog", "Has a border collie")
     assert callbacks
     assert vector_of(memory).text_hash == text_hash(embedding_text(memory))
     assert not jobs()
 
 
 def test_a_write_that_queues_nothing_wakes_no_one(mind, actor, django_capture_on_commit_callbacks):
-    memory = store(mind, actor, "pet_dog", "Has a border collie")
+    memory = remember(mind, "pet_dog", "Has a border collie")
     with django_capture_on_commit_callbacks() as callbacks:
         services.memory_update(memory=memory, actor=actor, priority="high")
     assert not callbacks

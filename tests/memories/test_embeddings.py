@@ -357,6 +357,7 @@ def test_good_embeddings_settings_are_read(tmp_path, monkeypatch, env, expected)
     assert tuple(read[name] for name in names) == expected
 
 
+@pytest.mark.slow
 def test_the_server_refuses_to_start_on_a_bad_embeddings_value(tmp_path):
     env = {k: v for k, v in os.environ.items() if not k.startswith("SYNAPSE_EMBEDDINGS")}
     env.update(

@@ -8,7 +8,7 @@ from memories import fields
 from memories.fields import memory_to_dict, values_to_dict
 from memories.models import Memory
 from memories.services import memory_verify
-from tests.api.memory_helpers import PERSON, remember
+from tests.factories import PERSON, remember
 
 
 def test_the_declaration_covers_every_column_of_the_record():

@@ -7,6 +7,7 @@ them at each write.
 from __future__ import annotations
 
 import importlib
+from functools import partial
 from types import SimpleNamespace
 
 import pytest
@@ -24,21 +25,18 @@ from memories.services import (
     memory_delete,
     memory_store,
     memory_update,
-    memory_upsert,
     memory_upsert_many,
     mind_import,
 )
 from minds.models import Mind
 from minds.services import mind_update
+from tests.factories import remember
 
 AGENT = Actor(kind="agent", name="mk_agent")
 PERSON = Actor(kind="user", name="olive@example.com")
 
 
-def store(mind, key: str, content: str = "x", **fields):
-    return memory_upsert(
-        mind=mind, actor=AGENT, category="fact", key=key, content=content, **fields
-    ).memory
+store = partial(remember, actor=AGENT)
 
 
 def usage(mind) -> tuple[int, int]:

@@ -12,7 +12,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from memories import recall
-from memories.models import Memory, MemoryTag, Priority
+from memories.models import Memory, Priority
 from memories.recall import (
     CHARS_PER_TOKEN,
     MAX_BUDGET,
@@ -22,20 +22,14 @@ from memories.recall import (
     recall_selection,
     recall_text_stream,
 )
+from tests.factories import memory_row
 
 NOW = datetime(2026, 6, 1, 12, 0, tzinfo=UTC)
 
 
-def remember(mind, key, content="x", *, category="fact", priority=Priority.NORMAL, **fields):
-    """A memory written straight to the database, with its tag rows."""
-    fields.setdefault("updated_at", NOW - timedelta(days=1))
-    memory = Memory.objects.create(
-        mind=mind, category=category, key=key, content=content, priority=priority, **fields
-    )
-    MemoryTag.objects.bulk_create(
-        MemoryTag(memory=memory, mind=mind, tag=tag) for tag in memory.tags
-    )
-    return memory
+def remember(mind, key, content="x", **fields):
+    """A memory written straight to the table, a day old unless `updated_at` says otherwise."""
+    return memory_row(mind, key, content, **{"updated_at": NOW - timedelta(days=1), **fields})
 
 
 def text(mind, budget=None, **filters) -> str:

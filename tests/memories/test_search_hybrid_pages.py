@@ -7,9 +7,8 @@ import pytest
 
 from memories.search import memory_search, memory_search_ids, semantic
 from memories.selectors import memory_matching_ids
-from tests.api.memory_helpers import embed
+from tests.factories import embed, many_memories
 from tests.fake_embedder import fake_embedder  # noqa: F401
-from tests.memory_bulk import many_memories
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("fake_embedder")]
 

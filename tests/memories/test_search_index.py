@@ -17,6 +17,7 @@ from memories.search import memory_search
 from memories.search import sqlite as fts
 from memories.search.query import parse_query
 from memories.services import memory_delete, memory_update, memory_upsert
+from tests.factories import memory_row
 
 pytestmark = [pytest.mark.django_db, pytest.mark.sqlite_only]
 
@@ -26,9 +27,7 @@ def found(mind, q: str) -> list[str]:
 
 
 def remember(mind, key, content, tags=(), category="note") -> Memory:
-    return Memory.objects.create(
-        mind=mind, category=category, key=key, content=content, tags=list(tags)
-    )
+    return memory_row(mind, key, content, category=category, tags=list(tags))
 
 
 def schema_sql(kind: str, names) -> dict[str, str]:

@@ -17,6 +17,7 @@ from memories.search import postgres as pg
 from memories.search.query import SearchQueryError, parse_query
 from memories.services import memory_delete, memory_update, memory_upsert
 from tests.api.test_memory_search import HOSTILE
+from tests.factories import memory_row
 
 pytestmark = [pytest.mark.django_db, pytest.mark.postgres_only]
 
@@ -26,9 +27,7 @@ def found(mind, q: str) -> list[str]:
 
 
 def remember(mind, key, content, tags=(), category="note") -> Memory:
-    return Memory.objects.create(
-        mind=mind, category=category, key=key, content=content, tags=list(tags)
-    )
+    return memory_row(mind, key, content, category=category, tags=list(tags))
 
 
 def run_sql(*statements: str) -> None:

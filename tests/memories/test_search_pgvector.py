@@ -20,7 +20,7 @@ from memories.embeddings import get_embedder, outbox
 from memories.models import MemoryVector
 from memories.search import memory_search, memory_semantic_search, pgvector, semantic
 from memories.search.query import meaning_text
-from tests.api.memory_helpers import embed, remember
+from tests.factories import embed, remember
 
 pytestmark = pytest.mark.django_db
 

@@ -13,7 +13,7 @@ from memories.embeddings import get_embedder
 from memories.models import MemoryVector, VectorsVersion
 from memories.search import semantic
 from memories.search.query import meaning_text
-from tests.api.memory_helpers import embed, remember
+from tests.factories import embed, remember
 
 pytestmark = pytest.mark.django_db
 

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import threading
 from datetime import timedelta
+from functools import partial
 
 import pytest
 from django.db import connections
@@ -13,19 +14,16 @@ from memories.services import (
     memory_delete,
     memory_unverify,
     memory_update,
-    memory_upsert,
     memory_verify,
 )
+from tests.factories import upsert
 
 AGENT = Actor(kind="agent", name="mk_abcdefgh")
 PERSON = Actor(kind="user", name="owner@example.com")
 SYSTEM = Actor.system()
 
 
-def store(mind, actor=AGENT, **kw):
-    kw.setdefault("category", "fact")
-    kw.setdefault("content", "The sky is blue")
-    return memory_upsert(mind=mind, actor=actor, **kw)
+store = partial(upsert, actor=AGENT, content="The sky is blue")
 
 
 def test_upsert_creates_then_updates_same_row(mind):

@@ -10,7 +10,7 @@ from huey.contrib.djhuey import HUEY
 
 from memories import tasks
 from memories.models import EmbeddingJob, MemoryVector
-from tests.api.memory_helpers import remember
+from tests.factories import remember
 
 
 @pytest.fixture

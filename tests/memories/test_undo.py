@@ -4,6 +4,7 @@ was written since."""
 from __future__ import annotations
 
 from datetime import timedelta
+from functools import partial
 
 import pytest
 from django.utils import timezone
@@ -16,9 +17,9 @@ from memories.services import (
     memory_delete,
     memory_undo,
     memory_update,
-    memory_upsert,
     memory_verify,
 )
+from tests.factories import remember
 
 pytestmark = pytest.mark.django_db
 
@@ -27,9 +28,7 @@ PERSON = Actor(kind="user", name="owner@example.com")
 SOMEONE_ELSE = Actor(kind="user", name="other@example.com")
 
 
-def store(mind, key="ui", content="Prefers dark mode", **fields):
-    fields.setdefault("category", "preference")
-    return memory_upsert(mind=mind, actor=AGENT, key=key, content=content, **fields).memory
+store = partial(remember, key="ui", content="Prefers dark mode", category="preference", actor=AGENT)
 
 
 def test_undoing_a_verify_unverifies_and_is_audited(mind):

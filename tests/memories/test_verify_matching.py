@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import timedelta
+from functools import partial
 
 import pytest
 from django.db import connection
@@ -15,7 +16,8 @@ from memories.actors import Actor
 from memories.filters import MemoryFilters
 from memories.models import Memory, MemoryEvent
 from memories.selectors import diff_until
-from memories.services import memory_upsert, memory_verify, memory_verify_matching
+from memories.services import memory_verify, memory_verify_matching
+from tests.factories import remember
 
 pytestmark = pytest.mark.django_db
 
@@ -23,9 +25,7 @@ AGENT = Actor(kind="agent", name="mk_agent")
 PERSON = Actor(kind="user", name="owner@example.com")
 
 
-def store(mind, key, content="The sky is blue", **fields):
-    fields.setdefault("category", "fact")
-    return memory_upsert(mind=mind, actor=AGENT, key=key, content=content, **fields).memory
+store = partial(remember, content="The sky is blue", actor=AGENT)
 
 
 def verified_keys(mind) -> set[str]:

@@ -4,6 +4,7 @@ that names a version other than the stored one raises Stale and writes nothing."
 from __future__ import annotations
 
 from datetime import timedelta
+from functools import partial
 
 import pytest
 from django.utils import timezone
@@ -16,20 +17,19 @@ from memories.services import (
     memory_delete,
     memory_unverify,
     memory_update,
-    memory_upsert,
     memory_verify,
     memory_verify_many,
 )
 from memories.versions import memory_version
+from tests.factories import remember
 
 AGENT = Actor(kind="agent", name="mk_abcdefgh")
 PERSON = Actor(kind="user", name="owner@example.com")
 
 
-def store(mind, key="ui_theme", content="User prefers dark mode.", **fields):
-    return memory_upsert(
-        mind=mind, actor=AGENT, category="preference", key=key, content=content, **fields
-    ).memory
+store = partial(
+    remember, key="ui_theme", content="User prefers dark mode.", category="preference", actor=AGENT
+)
 
 
 def stored(memory: Memory) -> tuple[dict, int]:

@@ -23,7 +23,7 @@ from memories.models import Memory, MemoryEvent
 from memories.services import memory_upsert, memory_verify
 from minds.models import Mind
 from minds.services import mind_create
-from tests.api.memory_helpers import AGENT, PERSON
+from tests.factories import AGENT, PERSON
 from tests.reliability.harness import GunicornServer
 
 THREADS = 8

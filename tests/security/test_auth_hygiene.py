@@ -28,8 +28,8 @@ from rest_framework_simplejwt.tokens import AccessToken, RefreshToken
 
 from minds.models import Mind
 from minds.services import mind_create, mind_rotate_key
-from tests.api.memory_helpers import remember
-from tests.conftest import PASSWORD, bearer_client
+from tests.conftest import bearer_client
+from tests.factories import PASSWORD, remember
 
 pytestmark = pytest.mark.django_db
 
@@ -165,6 +165,7 @@ def test_jwt_lifetimes_are_short(owner, anon, settings):
     assert refresh["exp"] - refresh["iat"] == 7 * 24 * 3600
 
 
+@pytest.mark.slow
 def test_jwt_lifetimes_follow_the_environment(tmp_path):
     script = (
         "import django, os; os.environ.setdefault('DJANGO_SETTINGS_MODULE', "
@@ -234,6 +235,7 @@ SETTINGS_SCRIPT = (
 )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("behind_tls", "expected"),
     [

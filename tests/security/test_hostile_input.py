@@ -19,8 +19,8 @@ from mcp_server import protocol
 from memories import rules
 from memories.models import MAX_TAGS, Memory
 from memories.rules import BULK_MAX_ITEMS
-from tests.api.memory_helpers import remember
 from tests.conftest import bearer_client
+from tests.factories import remember
 
 pytestmark = pytest.mark.django_db
 

@@ -25,8 +25,8 @@ from django.utils import timezone
 from accounts.models import User
 from memories.models import Memory, MemoryEvent
 from minds.models import Mind
-from tests.api.memory_helpers import embed, remember
-from tests.conftest import PASSWORD, bearer_client, jwt_for
+from tests.conftest import bearer_client, jwt_for
+from tests.factories import PASSWORD, embed, remember
 
 pytestmark = pytest.mark.django_db
 

@@ -20,7 +20,7 @@ from axes.models import AccessAttempt
 from django.test import Client
 from rest_framework.test import APIClient
 
-from tests.conftest import PASSWORD
+from tests.factories import PASSWORD
 
 pytestmark = pytest.mark.django_db
 
@@ -197,6 +197,7 @@ SETTINGS_SCRIPT = (
 )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("limit_env", "cooloff_env", "expected"),
     [("", "", [True, 5, 900.0]), ("3", "60", [True, 3, 3600.0]), ("0", "", [False, 1, 900.0])],

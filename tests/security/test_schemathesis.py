@@ -22,6 +22,9 @@ from memories.models import Memory
 from synapse_site.wsgi import application
 from tests.conftest import jwt_for
 
+# Hundreds of generated requests: the longest file of the suite.
+pytestmark = pytest.mark.slow
+
 MAX_EXAMPLES = 15
 HUMAN_ONLY = ("/minds", "/verify", "/unverify")
 

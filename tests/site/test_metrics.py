@@ -22,7 +22,7 @@ from rest_framework.test import APIClient
 
 from memories.models import EmbeddingJob, Memory
 from minds.models import Mind
-from tests.conftest import PASSWORD
+from tests.factories import PASSWORD
 from tests.reliability.harness import GunicornServer
 
 pytestmark = pytest.mark.django_db

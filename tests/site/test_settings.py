@@ -8,6 +8,9 @@ from pathlib import Path
 
 import pytest
 
+# Each test starts a fresh Django process (settings are read once, at import).
+pytestmark = pytest.mark.slow
+
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = (
     "import django, os; os.environ.setdefault('DJANGO_SETTINGS_MODULE', 'synapse_site.settings');"
