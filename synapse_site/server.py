@@ -22,7 +22,7 @@ from pathlib import Path
 
 from gunicorn import util  # type: ignore[import-untyped]
 
-from synapse_site.paths import data_dir
+from synapse_site.paths import data_dir, private_dir
 
 # What each status gunicorn answers by itself means, in the API's error codes.
 PROTOCOL_ERRORS = {
@@ -83,7 +83,7 @@ def prepare_metrics_dir(environ: MutableMapping[str, str] = os.environ) -> Path:
     (a server killed outright leaves them): PROMETHEUS_MULTIPROC_DIR, else `metrics/` in the
     data directory, named in `environ` for the workers to inherit."""
     path = Path(environ.get(METRICS_DIR_VARIABLE, "").strip() or data_dir(environ) / "metrics")
-    path.mkdir(mode=0o700, parents=True, exist_ok=True)
+    private_dir(path)
     for stale in path.glob("*.db"):
         stale.unlink()
     environ[METRICS_DIR_VARIABLE] = str(path)

@@ -5,13 +5,19 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 import subprocess
 
 import pytest
 
 from memories import embeddings
 from memories.embeddings import EmbeddingsError, local
-from synapse_site.server import exposure_problem, preload_embedder, protocol_error_bytes
+from synapse_site.server import (
+    exposure_problem,
+    preload_embedder,
+    prepare_metrics_dir,
+    protocol_error_bytes,
+)
 from tests.reliability.harness import GUNICORN, REPO
 
 
@@ -95,3 +101,11 @@ def test_a_model_that_cannot_load_does_not_stop_the_server(settings, monkeypatch
     settings.SYNAPSE_EMBEDDINGS_THREADS = 1
     preload_embedder()
     assert "the model file is not the pinned one" in caplog.text
+
+
+def test_gunicorn_starting_first_makes_the_data_directory_owner_only(tmp_path):
+    data = tmp_path / "srv" / "data"
+    environ = {"SYNAPSE_DATA_DIR": str(data)}
+    assert prepare_metrics_dir(environ) == data / "metrics"
+    for folder in (tmp_path / "srv", data, data / "metrics"):
+        assert stat.S_IMODE(folder.stat().st_mode) == 0o700, folder
