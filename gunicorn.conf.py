@@ -6,6 +6,7 @@ from synapse_site.logs import logging_config, parse_log_format
 from synapse_site.server import (
     exposure_problem,
     forget_worker_metrics,
+    leave_worker,
     preload_embedder,
     prepare_metrics_dir,
     use_json_protocol_errors,
@@ -57,6 +58,11 @@ def on_starting(server):
 
 def child_exit(server, worker):
     forget_worker_metrics(worker.pid)
+
+
+def worker_exit(server, worker):
+    # A normal exit would hang or abort in onnxruntime's handlers (synapse_site/server.py).
+    leave_worker()
 
 
 # Memory. A DRF view and its request point at each other (view.request and

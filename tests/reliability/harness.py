@@ -27,8 +27,8 @@ GUNICORN = Path(sys.executable).parent / "gunicorn"
 PORTS = range(8770, 8790)
 
 
-def free_port() -> int:
-    for port in PORTS:
+def free_port(ports: range = PORTS) -> int:
+    for port in ports:
         with socket.socket() as sock:
             sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
             try:
@@ -36,7 +36,7 @@ def free_port() -> int:
             except OSError:
                 continue
             return port
-    raise RuntimeError(f"no free port in {PORTS.start}-{PORTS.stop - 1}")
+    raise RuntimeError(f"no free port in {ports.start}-{ports.stop - 1}")
 
 
 @dataclass

@@ -7,6 +7,7 @@ import json
 import os
 import stat
 import subprocess
+import sys
 
 import pytest
 
@@ -109,3 +110,41 @@ def test_gunicorn_starting_first_makes_the_data_directory_owner_only(tmp_path):
     assert prepare_metrics_dir(environ) == data / "metrics"
     for folder in (tmp_path / "srv", data, data / "metrics"):
         assert stat.S_IMODE(folder.stat().st_mode) == 0o700, folder
+
+
+FORKED_EXIT = """
+import os, sys, time
+import onnxruntime  # starts the library's own thread, in this process only
+from synapse_site.exits import exit_now
+pid = os.fork()
+if pid == 0:
+    exit_now(3)
+deadline = time.monotonic() + 20
+while time.monotonic() < deadline:
+    done, status = os.waitpid(pid, os.WNOHANG)
+    if done:
+        print(os.waitstatus_to_exitcode(status))
+        sys.exit(0)
+    time.sleep(0.05)
+os.kill(pid, 9)
+print("hung")
+"""
+
+
+def test_a_worker_forked_after_onnxruntime_loaded_exits_at_once_with_its_status():
+    # sys.exit in that child hangs in onnxruntime's exit handlers (or aborts) instead.
+    done = subprocess.run(
+        [sys.executable, "-c", FORKED_EXIT],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "3"
+
+
+def test_manage_py_run_huey_is_the_one_that_exits_this_way():
+    from django.core.management import get_commands
+
+    assert get_commands()["run_huey"] == "memories"
