@@ -40,6 +40,9 @@ graceful_timeout = 10
 # gunicorn's largest, so an over-long search mostly reaches the API and its JSON 400; a line
 # longer still gets a JSON 414 (synapse_site/server.py).
 limit_request_line = 8190
+# No control socket: gunicorn's default path is one per user, so two servers on a machine
+# (blue/green) would take it from each other, and nothing here uses gunicornc.
+control_socket_disable = True
 
 
 def on_starting(server):

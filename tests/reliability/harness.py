@@ -98,10 +98,18 @@ def _live_members(pgid: int) -> list[int]:
 class GunicornServer:
     """A data directory with a migrated SQLite database and a mind, and gunicorn serving it."""
 
-    def __init__(self, data_dir: Path, *, workers: int = 2, env: dict[str, str] | None = None):
+    def __init__(
+        self,
+        data_dir: Path,
+        *,
+        workers: int = 2,
+        env: dict[str, str] | None = None,
+        ports: range = PORTS,
+    ):
         self.data_dir = data_dir
         self.db_path = data_dir / "synapse.sqlite3"
-        self.port = free_port()
+        self.ports = ports
+        self.port = free_port(ports)
         self.workers = workers
         self.log_path = data_dir / "gunicorn.log"
         self.process: subprocess.Popen | None = None
@@ -148,7 +156,7 @@ class GunicornServer:
 
     def start(self, timeout: float = 30) -> None:
         # A fresh port each start: after a kill, another test run may have taken the old one.
-        self.port = free_port()
+        self.port = free_port(self.ports)
         self.env["PORT"] = str(self.port)
         log = open(self.log_path, "ab")  # noqa: SIM115 - the child keeps it; closed below
         try:

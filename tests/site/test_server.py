@@ -19,7 +19,7 @@ from synapse_site.server import (
     prepare_metrics_dir,
     protocol_error_bytes,
 )
-from tests.reliability.harness import GUNICORN, REPO
+from tests.reliability.harness import GUNICORN, REPO, GunicornServer
 
 
 @pytest.mark.parametrize(
@@ -148,3 +148,33 @@ def test_manage_py_run_huey_is_the_one_that_exits_this_way():
     from django.core.management import get_commands
 
     assert get_commands()["run_huey"] == "memories"
+
+
+@pytest.mark.slow
+def test_two_servers_side_by_side_share_no_control_socket(tmp_path):
+    home = tmp_path / "home"
+    home.mkdir()
+    servers = []
+    for colour in ("blue", "green"):
+        server = GunicornServer(
+            tmp_path / colour, workers=1, env={"HOME": str(home)}, ports=range(8650, 8670)
+        )
+        server.env.pop("XDG_RUNTIME_DIR", None)
+        server.env["LOG_LEVEL"] = "INFO"
+        (tmp_path / colour).mkdir()
+        server.manage("migrate", "--noinput")
+        servers.append(server)
+    try:
+        for server in servers:
+            server.start()
+        assert servers[0].port != servers[1].port
+        for server in servers:
+            client = server.client()
+            assert client.request("GET", "/health").status == 200
+            client.close()
+    finally:
+        for server in servers:
+            server.stop()
+    for server in servers:
+        assert "Control socket" not in server.log_text(), server.log_text()
+    assert not (home / ".gunicorn").exists()
