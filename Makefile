@@ -39,7 +39,8 @@ run: install
 	$(BIN)/python manage.py welcome
 	@# The Procfile's web server and worker, with the venv first on PATH; honcho gives the first
 	@# process PORT, so it is the one gunicorn.conf.py reads (8000 unless PORT says otherwise).
-	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/honcho start --procfile Procfile --port $${PORT:-8000}
+	@# exec: make passes a SIGTERM to its recipe's process, which must be honcho, not a shell.
+	PATH="$(CURDIR)/$(BIN):$$PATH" exec $(BIN)/honcho start --procfile Procfile --port $${PORT:-8000}
 
 # The suite on SQLite, then again on PostgreSQL when one answers (tests/postgres_url.py says
 # which, or why the second pass is skipped); last, the search-by-meaning tests on a PostgreSQL

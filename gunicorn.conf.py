@@ -6,6 +6,7 @@ from synapse_site.logs import logging_config, parse_log_format
 from synapse_site.server import (
     exposure_problem,
     forget_worker_metrics,
+    leave_worker,
     preload_embedder,
     prepare_metrics_dir,
     use_json_protocol_errors,
@@ -39,6 +40,9 @@ graceful_timeout = 10
 # gunicorn's largest, so an over-long search mostly reaches the API and its JSON 400; a line
 # longer still gets a JSON 414 (synapse_site/server.py).
 limit_request_line = 8190
+# No control socket: gunicorn's default path is one per user, so two servers on a machine
+# (blue/green) would take it from each other, and nothing here uses gunicornc.
+control_socket_disable = True
 
 
 def on_starting(server):
@@ -57,6 +61,11 @@ def on_starting(server):
 
 def child_exit(server, worker):
     forget_worker_metrics(worker.pid)
+
+
+def worker_exit(server, worker):
+    # A normal exit would hang or abort in onnxruntime's handlers (synapse_site/server.py).
+    leave_worker()
 
 
 # Memory. A DRF view and its request point at each other (view.request and

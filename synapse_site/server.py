@@ -7,7 +7,8 @@
   reads each request whole first; bound to a non-loopback address without one, the server
   refuses to start.
 - The directory where the workers keep their metric figures for GET /metrics to sum.
-- The local embedding model, loaded once before the workers fork, so they share its pages.
+- The local embedding model, loaded once before the workers fork, so they share its pages,
+  and the workers' way out that this needs.
 """
 
 from __future__ import annotations
@@ -17,12 +18,15 @@ import json
 import logging
 import os
 import socket
+import sys
 from collections.abc import MutableMapping
 from pathlib import Path
+from typing import NoReturn
 
 from gunicorn import util  # type: ignore[import-untyped]
 
-from synapse_site.paths import data_dir
+from synapse_site.exits import exit_now
+from synapse_site.paths import data_dir, private_dir
 
 # What each status gunicorn answers by itself means, in the API's error codes.
 PROTOCOL_ERRORS = {
@@ -83,7 +87,7 @@ def prepare_metrics_dir(environ: MutableMapping[str, str] = os.environ) -> Path:
     (a server killed outright leaves them): PROMETHEUS_MULTIPROC_DIR, else `metrics/` in the
     data directory, named in `environ` for the workers to inherit."""
     path = Path(environ.get(METRICS_DIR_VARIABLE, "").strip() or data_dir(environ) / "metrics")
-    path.mkdir(mode=0o700, parents=True, exist_ok=True)
+    private_dir(path)
     for stale in path.glob("*.db"):
         stale.unlink()
     environ[METRICS_DIR_VARIABLE] = str(path)
@@ -118,3 +122,12 @@ def preload_embedder() -> None:
         get_embedder()
     except EmbeddingsError as exc:
         logging.getLogger(__name__).warning("The embedding model did not load: %s", exc)
+
+
+def leave_worker() -> NoReturn:
+    """End a gunicorn worker once gunicorn is done with it (its `worker_exit` hook), with the
+    status it was leaving with, skipping the exit handlers that hang or abort after a fork
+    (synapse_site/exits.py)."""
+    leaving = sys.exc_info()[1]
+    code = leaving.code if isinstance(leaving, SystemExit) else 1
+    exit_now(code if isinstance(code, int) else (0 if code is None else 1))

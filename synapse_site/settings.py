@@ -13,7 +13,7 @@ import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
 from synapse_site.logs import logging_config, parse_log_format
-from synapse_site.paths import BASE_DIR, data_dir
+from synapse_site.paths import BASE_DIR, data_dir, private_dir
 
 
 def env_str(name: str, default: str) -> str:
@@ -67,8 +67,7 @@ def load_or_create_secret_key(path: Path) -> str:
     """Read the generated key, creating it (owner-only) on the first start."""
     if path.exists():
         return path.read_text().strip()
-    # data/ holds people's memories and the signing key: owner-only.
-    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    private_dir(path.parent)
     key = secrets.token_urlsafe(64)
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     with os.fdopen(fd, "w") as fh:
@@ -159,7 +158,7 @@ _db = DATABASES["default"]
 if _db["ENGINE"] == "django.db.backends.sqlite3":
     if _db["NAME"] != ":memory:" and not os.path.isabs(_db["NAME"]):
         _db["NAME"] = str(BASE_DIR / _db["NAME"])
-    Path(_db["NAME"]).parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    private_dir(Path(_db["NAME"]).parent)
     # Several gunicorn workers share one file: WAL lets readers run beside the writer, the
     # busy timeout makes writers queue instead of failing, and IMMEDIATE takes the write
     # lock at BEGIN so a transaction never has to upgrade (the source of "database is locked").
@@ -399,6 +398,10 @@ else:
         f"SYNAPSE_JOBS_URL={SYNAPSE_JOBS_URL!r}: leave it unset (a SQLite file in "
         "SYNAPSE_DATA_DIR), or use sqlite:////absolute/path.sqlite3 or redis://host:6379/1."
     )
+if _jobs_storage["huey_class"] == "huey.SqliteHuey":
+    # huey opens its file as Django loads, before any command runs: `migrate`, `check` and the
+    # worker itself must work on a fresh clone whose database is elsewhere (no data/ yet).
+    private_dir(Path(_jobs_storage["filename"]).parent)
 HUEY = {
     "name": "synapse",
     **_jobs_storage,

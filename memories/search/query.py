@@ -149,8 +149,8 @@ def parse_query(q: str) -> ParsedQuery:
                 "Say what to look for, not only what to leave out (-word excludes a word)."
             )
         raise SearchQueryError("No words to search for: use letters or digits.")
-    words = tuple(term for term in _dedupe(typed) if term in optional)
-    return ParsedQuery(tuple(required), tuple(optional), tuple(excluded), dropped, words)
+    as_typed = tuple(term for term in _dedupe(typed) if term in optional)
+    return ParsedQuery(tuple(required), tuple(optional), tuple(excluded), dropped, as_typed)
 
 
 def _word_term(raw: str) -> Term | None:

@@ -50,11 +50,18 @@ def test_backup_refuses_to_overwrite_unless_forced(mind, tmp_path):
 
 @pytest.mark.sqlite_only  # the backup command copies SQLite files
 @pytest.mark.django_db(transaction=True)
-def test_backup_refuses_the_live_database_and_missing_directories(mind, tmp_path):
+def test_backup_refuses_the_live_database(mind):
     with pytest.raises(CommandError, match="live database"):
         call_command("backup", connection.settings_dict["NAME"], "--force")
-    with pytest.raises(CommandError, match="No directory"):
-        call_command("backup", str(tmp_path / "nowhere" / "backup.sqlite3"))
+
+
+@pytest.mark.sqlite_only  # the backup command copies SQLite files
+@pytest.mark.django_db(transaction=True)
+def test_backup_makes_its_folder_owner_only_as_the_readme_prints_it(mind, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    call_command("backup", "backups/synapse.sqlite3")
+    assert copy_counts(tmp_path / "backups" / "synapse.sqlite3")[0] == "ok"
+    assert stat.S_IMODE((tmp_path / "backups").stat().st_mode) == 0o700
 
 
 @pytest.mark.sqlite_only  # the backup command copies SQLite files

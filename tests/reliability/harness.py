@@ -93,7 +93,13 @@ def _live_members(pgid: int) -> list[int]:
 class GunicornServer:
     """A data directory with a migrated SQLite database and a mind, and gunicorn serving it."""
 
-    def __init__(self, data_dir: Path, *, workers: int = 2, env: dict[str, str] | None = None):
+    def __init__(
+        self,
+        data_dir: Path,
+        *,
+        workers: int = 2,
+        env: dict[str, str] | None = None,
+    ):
         self.data_dir = data_dir
         self.db_path = data_dir / "synapse.sqlite3"
         self.port = free_port()

@@ -5,14 +5,21 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 import subprocess
+import sys
 
 import pytest
 
 from memories import embeddings
 from memories.embeddings import EmbeddingsError, local
-from synapse_site.server import exposure_problem, preload_embedder, protocol_error_bytes
-from tests.reliability.harness import GUNICORN, REPO
+from synapse_site.server import (
+    exposure_problem,
+    preload_embedder,
+    prepare_metrics_dir,
+    protocol_error_bytes,
+)
+from tests.reliability.harness import GUNICORN, REPO, GunicornServer
 
 
 @pytest.mark.parametrize(
@@ -95,3 +102,77 @@ def test_a_model_that_cannot_load_does_not_stop_the_server(settings, monkeypatch
     settings.SYNAPSE_EMBEDDINGS_THREADS = 1
     preload_embedder()
     assert "the model file is not the pinned one" in caplog.text
+
+
+def test_gunicorn_starting_first_makes_the_data_directory_owner_only(tmp_path):
+    data = tmp_path / "srv" / "data"
+    environ = {"SYNAPSE_DATA_DIR": str(data)}
+    assert prepare_metrics_dir(environ) == data / "metrics"
+    for folder in (tmp_path / "srv", data, data / "metrics"):
+        assert stat.S_IMODE(folder.stat().st_mode) == 0o700, folder
+
+
+FORKED_EXIT = """
+import os, sys, time
+import onnxruntime  # starts the library's own thread, in this process only
+from synapse_site.exits import exit_now
+pid = os.fork()
+if pid == 0:
+    exit_now(3)
+deadline = time.monotonic() + 20
+while time.monotonic() < deadline:
+    done, status = os.waitpid(pid, os.WNOHANG)
+    if done:
+        print(os.waitstatus_to_exitcode(status))
+        sys.exit(0)
+    time.sleep(0.05)
+os.kill(pid, 9)
+print("hung")
+"""
+
+
+def test_a_worker_forked_after_onnxruntime_loaded_exits_at_once_with_its_status():
+    # sys.exit in that child hangs in onnxruntime's exit handlers (or aborts) instead.
+    done = subprocess.run(
+        [sys.executable, "-c", FORKED_EXIT],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "3"
+
+
+def test_manage_py_run_huey_is_the_one_that_exits_this_way():
+    from django.core.management import get_commands
+
+    assert get_commands()["run_huey"] == "memories"
+
+
+@pytest.mark.slow
+def test_two_servers_side_by_side_share_no_control_socket(tmp_path):
+    home = tmp_path / "home"
+    home.mkdir()
+    servers = []
+    for colour in ("blue", "green"):
+        server = GunicornServer(tmp_path / colour, workers=1, env={"HOME": str(home)})
+        server.env.pop("XDG_RUNTIME_DIR", None)
+        server.env["LOG_LEVEL"] = "INFO"
+        (tmp_path / colour).mkdir()
+        server.manage("migrate", "--noinput")
+        servers.append(server)
+    try:
+        for server in servers:
+            server.start()
+        assert servers[0].port != servers[1].port
+        for server in servers:
+            client = server.client()
+            assert client.request("GET", "/health").status == 200
+            client.close()
+    finally:
+        for server in servers:
+            server.stop()
+    for server in servers:
+        assert "Control socket" not in server.log_text(), server.log_text()
+    assert not (home / ".gunicorn").exists()

@@ -1,12 +1,18 @@
 """Settings are read at import, so each case runs Django in a fresh interpreter."""
 
 import os
+import secrets
+import shutil
 import stat
 import subprocess
 import sys
 from pathlib import Path
 
+import dj_database_url
+import psycopg
 import pytest
+
+from tests.postgres_url import DEFAULT as POSTGRES_DEFAULT
 
 # Each test starts a fresh Django process (settings are read once, at import).
 pytestmark = pytest.mark.slow
@@ -128,3 +134,81 @@ def test_bad_jobs_url_is_refused(tmp_path, url):
     result = run_django(tmp_path, SYNAPSE_JOBS_URL=url)
     assert result.returncode != 0
     assert "SYNAPSE_JOBS_URL" in result.stderr
+
+
+def fresh_clone(tmp_path: Path) -> Path:
+    """The project's tracked files in a new folder: no data/, as after `git clone`."""
+    clone = tmp_path / "clone"
+    files = subprocess.run(
+        ["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, check=True
+    ).stdout.split(b"\0")
+    for name in filter(None, (f.decode() for f in files)):
+        target = clone / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(ROOT / name, target)
+    return clone
+
+
+def production_env(database_url: str) -> dict[str, str]:
+    """deploy.md's /etc/synapse.env: the database elsewhere, the key set, no SYNAPSE_JOBS_URL."""
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith("SYNAPSE_") and k not in {"DJANGO_SETTINGS_MODULE", "CACHE_URL"}
+    }
+    env.update(DATABASE_URL=database_url, SECRET_KEY=secrets.token_urlsafe(64), DEBUG="false")
+    return env
+
+
+def manage(clone: Path, env: dict[str, str], *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "manage.py", *args],
+        cwd=clone,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+
+
+def test_manage_py_runs_on_a_fresh_clone_whose_database_is_elsewhere(tmp_path):
+    clone = fresh_clone(tmp_path)
+    assert not (clone / "data").exists()
+    env = production_env("postgres://synapse@127.0.0.1:5432/synapse")
+    result = manage(clone, env, "check")
+    assert result.returncode == 0, result.stdout + result.stderr
+    # The queue's folder, made before huey opened its file there: owner-only.
+    assert stat.S_IMODE((clone / "data").stat().st_mode) == 0o700
+    assert (clone / "data" / "jobs.sqlite3").exists()
+
+
+@pytest.mark.slow
+def test_migrate_on_a_fresh_clone_against_postgresql(tmp_path):
+    server = dj_database_url.parse(
+        os.environ.get("SYNAPSE_TEST_DATABASE_URL", "").strip() or POSTGRES_DEFAULT
+    )
+    params = {
+        "host": server["HOST"] or None,
+        "port": server["PORT"] or None,
+        "user": server["USER"] or None,
+        "password": server["PASSWORD"] or None,
+        "dbname": "postgres",
+        "autocommit": True,
+    }
+    try:
+        admin = psycopg.connect(connect_timeout=3, **params)
+    except psycopg.Error as exc:
+        pytest.skip(f"no PostgreSQL to migrate: {exc}")
+    name = f"synapse_fresh_clone{os.environ.get('SYNAPSE_TEST_DB_SUFFIX', '').strip()}"
+    admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    admin.execute(f'CREATE DATABASE "{name}"')
+    try:
+        clone = fresh_clone(tmp_path)
+        user = f"{server['USER']}:{server['PASSWORD']}" if server["PASSWORD"] else server["USER"]
+        url = f"postgres://{user}@{server['HOST']}:{server['PORT'] or 5432}/{name}"
+        result = manage(clone, production_env(url), "migrate", "--noinput")
+        assert result.returncode == 0, result.stdout + result.stderr
+        assert stat.S_IMODE((clone / "data").stat().st_mode) == 0o700
+    finally:
+        admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        admin.close()

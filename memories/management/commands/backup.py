@@ -4,7 +4,8 @@ SQLite's online backup API copies the database as one read transaction: in WAL m
 go on meanwhile, and the copy is the database as of one moment (every acknowledged write up
 to then, nothing half-written). The copy is written beside PATH under a temporary name,
 checked (`PRAGMA integrity_check`), made owner-only and then renamed into place, so PATH is
-never a partial file. On PostgreSQL use pg_dump (docs/operations.md).
+never a partial file; a missing folder of PATH is made, owner-only. On PostgreSQL use pg_dump
+(docs/operations.md).
 """
 
 from __future__ import annotations
@@ -17,6 +18,8 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import DEFAULT_DB_ALIAS, connections
+
+from synapse_site.paths import private_dir
 
 
 class Command(BaseCommand):
@@ -45,8 +48,8 @@ class Command(BaseCommand):
             raise CommandError(f"{target} is the live database itself; pick another path.")
         if target.exists() and not force:
             raise CommandError(f"{target} exists; pass --force to overwrite it.")
-        if not target.parent.is_dir():
-            raise CommandError(f"No directory {target.parent}; create it first.")
+        # Backups hold people's memories, like data/: a folder made here is owner-only.
+        private_dir(target.parent)
 
         conn.ensure_connection()
         fd, temp_name = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
