@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from tests.reliability.harness import REPO, Client, free_port
+from tests.site.test_settings import fresh_clone
 
 pytestmark = pytest.mark.slow
 
@@ -99,14 +100,14 @@ def wait_until_serving(process: subprocess.Popen, port: int, log: Path) -> None:
     raise AssertionError(f"not serving within 90 s:\n{log.read_text(errors='replace')}")
 
 
-def start_and_stop(command: list[str], data_dir: Path, log: Path) -> float:
-    """Start `command` (with PORT in its environment), wait until it serves, SIGTERM it, and
-    return how long it took to end; fails if any process it started outlives it."""
+def start_and_stop(command: list[str], data_dir: Path, log: Path, cwd: Path = REPO) -> float:
+    """Start `command` in `cwd` (with PORT in its environment), wait until it serves, SIGTERM
+    it, and return how long it took to end; fails if any process it started outlives it."""
     port = free_port()
     with open(log, "w") as out:
         process = subprocess.Popen(
             [part.replace("{port}", str(port)) for part in command],
-            cwd=REPO,
+            cwd=cwd,
             env=environment(data_dir, port),
             stdout=out,
             stderr=subprocess.STDOUT,
@@ -171,9 +172,14 @@ def test_the_procfile_stops_cleanly_ten_times_in_a_row(migrated, tmp_path, capsy
 
 @pytest.mark.skipif(BIN != REPO / ".venv" / "bin", reason="`make run` runs the project's own .venv")
 def test_make_run_leaves_nothing_behind_when_stopped(migrated, tmp_path, capsys):
-    # `-o install`: the virtualenv is the one running these tests; make must not reinstall it.
+    # In a clone of its own: make run's collectstatic must not rewrite the static files that
+    # the servers of tests running beside it are reading. `-o install`: the virtualenv is the
+    # one running these tests; make must not reinstall it.
+    clone = fresh_clone(tmp_path)
+    (clone / ".venv").symlink_to(REPO / ".venv")
     log = tmp_path / "make-run.log"
-    took = start_and_stop(["make", "--no-print-directory", "-o", "install", "run"], migrated, log)
+    make_run = ["make", "--no-print-directory", "-o", "install", "run"]
+    took = start_and_stop(make_run, migrated, log, cwd=clone)
     assert_clean_stop(log, took)
     with capsys.disabled():
         print(f"\nstop of make run (s): {took:.2f}")
