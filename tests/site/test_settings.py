@@ -150,7 +150,7 @@ def fresh_clone(tmp_path: Path) -> Path:
 
 
 def production_env(database_url: str) -> dict[str, str]:
-    """deploy.md's /etc/synapse.env: the database elsewhere, the key set, no SYNAPSE_JOBS_URL."""
+    """deploy.md's /etc/synapse.env less its Redis: the database elsewhere, the key set."""
     env = {
         k: v
         for k, v in os.environ.items()
