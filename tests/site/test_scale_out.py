@@ -17,7 +17,6 @@ import os
 import re
 import secrets
 import signal
-import socket
 import subprocess
 import sys
 import threading
@@ -31,6 +30,7 @@ from django.db import connection
 
 from memories.models import Memory
 from minds.services import mind_create
+from tests.reliability.harness import free_port
 
 REPO = Path(__file__).resolve().parents[2]
 GUNICORN = Path(sys.executable).parent / "gunicorn"
@@ -53,14 +53,6 @@ def redis_or_skip():
     except redis.RedisError as exc:
         pytest.skip(f"Redis is not reachable at {REDIS_URL} ({exc}); set SYNAPSE_TEST_REDIS_URL")
     return client
-
-
-def free_port() -> int:
-    # One the kernel picks: parallel test workers and other runs on this machine never
-    # race for the same port out of a fixed range.
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def database_url() -> str:
