@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any, NotRequired, TypedDict
 
 from mcp_server import tools
@@ -20,9 +21,14 @@ logger = logging.getLogger(__name__)
 SUPPORTED_VERSIONS = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")
 LATEST_VERSION = SUPPORTED_VERSIONS[0]
 SERVER_INFO = {"name": "synapse", "title": "Synapse memory", "version": "0.1.0"}
-# A batch is throttled as one request, so its size is capped, and so is what it answers.
+# A batch's size is capped, and so is what it answers.
 MAX_BATCH = 50
 MAX_BATCH_ANSWER = 8 * 1024 * 1024
+# Each message of a batch counts against the rate limit, but one POST is served by one worker
+# from start to end: a batch runs at most this many of the costly calls (a search embeds its
+# query and ranks the mind; a recall reads up to its budget).
+MAX_BATCH_HEAVY = 5
+HEAVY_TOOLS = ("search", "recall")
 
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
@@ -31,7 +37,10 @@ INVALID_PARAMS = -32602
 INTERNAL_ERROR = -32603
 RESOURCE_NOT_FOUND = -32002
 UNSUPPORTED_PROTOCOL_VERSION = -32022
-ANSWER_LIMIT = -32010  # a server error code (JSON-RPC leaves -32000 to -32099 to servers)
+# Server error codes (JSON-RPC leaves -32000 to -32099 to servers): a batch's call not run.
+ANSWER_LIMIT = -32010
+RATE_LIMITED = -32011
+HEAVY_LIMIT = -32012
 
 
 # A request's id: a string or an integer; null when it could not be read.
@@ -239,8 +248,32 @@ def handle_message(
     return {"jsonrpc": "2.0", "id": request_id, "result": result}
 
 
-def handle_payload(ctx: tools.ToolContext, payload: Any) -> Response | list[Response] | None:
-    """What to answer to one decoded POST body: a response, a batch of them, or None."""
+@dataclass(frozen=True)
+class Allowance:
+    """What the rate limit lets a batch run: its first `messages` messages; the requests after
+    them may be sent again in `retry_after` seconds."""
+
+    messages: int
+    retry_after: int
+
+
+def batch_cost(payload: Any) -> int:
+    """What a decoded body counts against the rate limit: each message of a batch that will
+    be read (1 to MAX_BATCH), or 1 for a single message or a batch refused whole."""
+    if isinstance(payload, list) and 1 <= len(payload) <= MAX_BATCH:
+        return len(payload)
+    return 1
+
+
+def handle_payload(
+    ctx: tools.ToolContext, payload: Any, *, allowance: Allowance | None = None
+) -> Response | list[Response] | None:
+    """What to answer to one decoded POST body: a response, a batch of them, or None.
+
+    A batch runs its requests in order until one of its limits stops them: `allowance`
+    (the rate limit's), MAX_BATCH_HEAVY costly calls, MAX_BATCH_ANSWER characters of
+    answers. Each request not run is answered with an error that names the limit.
+    """
     if isinstance(payload, list):
         if not payload:
             return error_response(None, INVALID_REQUEST, "An empty batch is not a request.")
@@ -250,10 +283,20 @@ def handle_payload(ctx: tools.ToolContext, payload: Any) -> Response | list[Resp
             )
         answers: list[Response] = []
         size = 0  # characters of JSON answered so far
-        for item in payload:
-            if size >= MAX_BATCH_ANSWER and _is_request(item):
-                answers.append(_not_run(item["id"]))
-                continue
+        heavy = 0  # costly calls met so far
+        for index, item in enumerate(payload):
+            if _is_request(item):
+                if size >= MAX_BATCH_ANSWER:
+                    answers.append(_not_run(item["id"]))
+                    continue
+                if allowance is not None and index >= allowance.messages:
+                    answers.append(_rate_limited(item["id"], allowance.retry_after))
+                    continue
+                if _is_heavy(item):
+                    heavy += 1
+                    if heavy > MAX_BATCH_HEAVY:
+                        answers.append(_too_heavy(item["id"]))
+                        continue
             answer = handle_message(ctx, item, in_batch=True)
             if answer is not None:
                 answers.append(answer)
@@ -267,6 +310,19 @@ def _is_request(item: Any) -> bool:
     return isinstance(item, dict) and "method" in item and _valid_id(item.get("id"))
 
 
+def _is_heavy(request: dict[str, Any]) -> bool:
+    """A search or a recall, by tool or by resource: what MAX_BATCH_HEAVY counts."""
+    params = request.get("params")
+    if not isinstance(params, dict):
+        return False
+    if request["method"] == "tools/call":
+        return params.get("name") in HEAVY_TOOLS
+    if request["method"] == "resources/read":
+        uri = params.get("uri")
+        return isinstance(uri, str) and uri.startswith(tools.RECALL_URI)
+    return False
+
+
 def _not_run(request_id: RequestId) -> ErrorResponse:
     message = (
         f"Not run: this batch's answers already hold {MAX_BATCH_ANSWER:,} characters or more, "
@@ -274,3 +330,21 @@ def _not_run(request_id: RequestId) -> ErrorResponse:
     )
     data = {"error": "batch_answer_limit", "limit": MAX_BATCH_ANSWER}
     return error_response(request_id, ANSWER_LIMIT, message, data)
+
+
+def _rate_limited(request_id: RequestId, retry_after: int) -> ErrorResponse:
+    message = (
+        "Not run: too many requests for this Mind Key (each message of a batch counts as "
+        f"one); retry in {retry_after} s."
+    )
+    data = {"error": "rate_limited", "retry_after": retry_after}
+    return error_response(request_id, RATE_LIMITED, message, data)
+
+
+def _too_heavy(request_id: RequestId) -> ErrorResponse:
+    message = (
+        f"Not run: a batch runs at most {MAX_BATCH_HEAVY} searches and recalls. "
+        "Send the remaining calls in another request."
+    )
+    data = {"error": "batch_heavy_limit", "limit": MAX_BATCH_HEAVY}
+    return error_response(request_id, HEAVY_LIMIT, message, data)

@@ -18,6 +18,7 @@ import sys
 import urllib.error
 import urllib.request
 from typing import Any, TextIO, cast
+from urllib.parse import urlsplit
 
 INTERNAL_ERROR = -32603
 INVALID_REQUEST = -32600
@@ -52,6 +53,22 @@ def _one_line(message: Any) -> str:
     return text
 
 
+class _NoRedirects(urllib.request.HTTPRedirectHandler):
+    # urllib would replay the Authorization header (the Mind Key) to wherever a 3xx points:
+    # the 3xx comes back as an HTTPError instead.
+    def redirect_request(self, *args: Any, **kwargs: Any) -> None:
+        return None
+
+
+def _moved(status: int, location: str | None) -> str:
+    host = urlsplit(location).netloc.rpartition("@")[2] if location else ""  # no userinfo
+    where = f" to {host or location}" if location else ""
+    return (
+        f"Synapse answered HTTP {status}, a redirect{where}; redirects are not followed "
+        "(the Mind Key is sent only to --url). Point --url at the server itself."
+    )
+
+
 class Bridge:
     def __init__(self, *, url: str, key: str, timeout: float = 60.0):
         base = url.rstrip("/")
@@ -60,6 +77,7 @@ class Bridge:
         self.timeout = timeout
         self.protocol_version: str | None = None
         self.session_id: str | None = None
+        self._opener = urllib.request.build_opener(_NoRedirects())
 
     def _headers(self) -> dict[str, str]:
         headers = {
@@ -79,7 +97,7 @@ class Bridge:
             self.endpoint, data=body, headers=self._headers(), method="POST"
         )
         try:
-            with urllib.request.urlopen(request, timeout=self.timeout) as response:
+            with self._opener.open(request, timeout=self.timeout) as response:
                 return (
                     response.status,
                     response.headers.get("Content-Type", ""),
@@ -111,6 +129,10 @@ class Bridge:
             _log(reason)
             return [_error(i, INTERNAL_ERROR, reason) for i in ids]
 
+        if 300 <= status < 400:
+            reason = _moved(status, headers.get("location"))
+            _log(reason)
+            return [_error(i, INVALID_REQUEST, reason) for i in ids]
         if status == 202 or not body.strip():
             return []
         answers = self._decode(content_type, body)

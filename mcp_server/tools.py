@@ -34,7 +34,7 @@ from memories.fields import (
 )
 from memories.filters import MAX_OFFSET, MemoryFilters
 from memories.models import MAX_KEY_LENGTH, MAX_TAG_LENGTH, Priority
-from memories.recall import MAX_BUDGET, recall_render_text, recall_selection
+from memories.recall import DEFAULT_BUDGET, MAX_BUDGET, recall_render_text, recall_selection
 from memories.rules import DURATION_FORMS, normalize_tag, parse_duration
 from memories.search import MAX_LIMIT as SEARCH_MAX_LIMIT
 from memories.search import MODES as SEARCH_MODES
@@ -234,7 +234,9 @@ def recall_tool(ctx: ToolContext, args: dict[str, Any]) -> ToolOutput:
         tag=_tag(args.get("tag")),
         now=ctx.now,
     )
-    return ToolOutput(text=recall_render_text(selection=selection, budget=args.get("budget")))
+    # Always budgeted: the answer is one JSON body, built whole in memory before it is sent.
+    budget = args.get("budget", DEFAULT_BUDGET)
+    return ToolOutput(text=recall_render_text(selection=selection, budget=budget))
 
 
 def remember_tool(ctx: ToolContext, args: dict[str, Any]) -> ToolOutput:
@@ -330,11 +332,11 @@ TOOLS: dict[str, Tool] = {
                 "Call recall at the start of every session, before your first answer, and "
                 "again when the conversation moves to another topic (narrow with category or "
                 "tag). Returns plain text, most important first (critical, high, normal, "
-                "low; then most recently updated). `budget` caps the answer at about that "
-                "many tokens: critical memories always stay, the rest is cut from the lowest "
-                "priority up and the left-out keys are named at the end (find them with "
-                "search). Entries marked [unverified] were stored by an agent and not yet "
-                "confirmed by the user."
+                f"low; then most recently updated). `budget` (default {DEFAULT_BUDGET:,}) caps "
+                "the answer at about that many tokens: critical memories always stay, the "
+                "rest is cut from the lowest priority up and the left-out keys are named at "
+                "the end (find them with search, or raise the budget). Entries marked "
+                "[unverified] were stored by an agent and not yet confirmed by the user."
             ),
             input_schema=_object(
                 {
@@ -342,8 +344,9 @@ TOOLS: dict[str, Tool] = {
                         "type": "integer",
                         "minimum": 1,
                         "maximum": MAX_BUDGET,
-                        "description": "Token budget (about 4 characters a token). "
-                        "Omit for everything.",
+                        "default": DEFAULT_BUDGET,
+                        "description": "Token budget (about 4 characters a token), "
+                        f"default {DEFAULT_BUDGET:,}, at most {MAX_BUDGET:,}.",
                     },
                     "category": {**CATEGORY, "description": "Only this category."},
                     "tag": {**TAG, "description": "Only memories with this tag."},
@@ -626,8 +629,9 @@ def resource_list(ctx: ToolContext) -> list[ResourceDescription]:
             "name": "recall",
             "title": f"Recall: {ctx.mind.name}",
             "description": "The mind's memories as text for your context, most important "
-            "first (the same text as the recall tool). Query parameters budget, category "
-            "and tag work as for the tool, e.g. synapse://recall?budget=500.",
+            "first (the same text as the recall tool). Query parameters budget (default "
+            f"{DEFAULT_BUDGET:,} tokens), category and tag work as for the tool, e.g. "
+            "synapse://recall?budget=500.",
             "mimeType": "text/plain",
         }
     ]

@@ -82,13 +82,22 @@ def _authenticate(request: HttpRequest) -> MindAgent | HttpResponse:
     return MindAgent(mind=mind)
 
 
-def _throttled(request: HttpRequest, agent: MindAgent) -> HttpResponse | None:
-    throttle = CredentialRateThrottle()
+def _caller(request: HttpRequest, agent: MindAgent) -> SimpleNamespace:
     # The throttle reads only `.user` and `.META` of a request.
-    if throttle.allow_request(SimpleNamespace(user=agent, META=request.META), None):
-        return None
+    return SimpleNamespace(user=agent, META=request.META)
+
+
+def _retry_after(throttle: CredentialRateThrottle) -> int:
     wait = throttle.wait()
-    retry_after = max(1, math.ceil(wait)) if wait is not None else 60
+    return max(1, math.ceil(wait)) if wait is not None else 60
+
+
+def _throttled(request: HttpRequest, agent: MindAgent) -> HttpResponse | None:
+    """Count the POST itself (a single message, or a batch's first) before its body is read."""
+    throttle = CredentialRateThrottle()
+    if throttle.allow_request(_caller(request, agent), None):
+        return None
+    retry_after = _retry_after(throttle)
     return _http_error(
         429,
         "rate_limited",
@@ -96,6 +105,21 @@ def _throttled(request: HttpRequest, agent: MindAgent) -> HttpResponse | None:
         headers={"Retry-After": str(retry_after)},
         data={"retry_after": retry_after},
     )
+
+
+def _batch_allowance(
+    request: HttpRequest, agent: MindAgent, payload: object
+) -> protocol.Allowance | None:
+    """Count a batch's other messages (its first was counted on arrival): None when all of
+    them fit in the rate limit, otherwise how many of the batch's messages may run."""
+    rest = protocol.batch_cost(payload) - 1
+    if rest == 0:
+        return None
+    throttle = CredentialRateThrottle()
+    fit = throttle.admit(_caller(request, agent), None, rest)
+    if fit == rest:
+        return None
+    return protocol.Allowance(messages=1 + fit, retry_after=_retry_after(throttle))
 
 
 def _media_type(value: str) -> str:
@@ -160,7 +184,8 @@ def mcp_endpoint(request: HttpRequest) -> HttpResponse:
             rpc_code=protocol.PARSE_ERROR,
         )
 
-    answer = protocol.handle_payload(ToolContext(agent=agent), payload)
+    allowance = _batch_allowance(request, agent, payload)
+    answer = protocol.handle_payload(ToolContext(agent=agent), payload, allowance=allowance)
     if answer is None:
         return HttpResponse(status=202)
     return _json_response(answer)

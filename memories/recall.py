@@ -41,6 +41,9 @@ CHARS_PER_TOKEN = 4
 MAX_KEYS_NAMED = 10
 # The largest budget: far beyond any model's context; what a budget keeps is held in memory.
 MAX_BUDGET = 1_000_000
+# The budget of an answer that is built whole before it is sent (MCP's: one JSON body) when
+# the caller names none: a generous read for a model's context, a few hundred KB at most.
+DEFAULT_BUDGET = 20_000
 # Rows stream in small chunks so a budgeted recall reads little more than what it shows.
 STREAM_CHUNK = 100
 # Without a budget every row is read: in larger chunks, and sent in pieces of about this

@@ -60,11 +60,16 @@ class AtomicCountMixin(_ThrottleBase):
     duration: int
 
     def allow_request(self, request: Any, view: Any) -> bool:
+        return self.admit(request, view, 1) == 1
+
+    def admit(self, request: Any, view: Any, cost: int) -> int:
+        """Count `cost` requests at once (an MCP batch's calls); how many of them fit in
+        what the window had left, from 0 to `cost`. All are counted, as a refused request is."""
         if self.rate is None:
-            return True
+            return cost
         self.key = self.get_cache_key(request, view)
         if self.key is None:
-            return True
+            return cost
         self.now = self.timer()
         started_key = self.key + ":start"
         for _ in range(3):
@@ -73,11 +78,11 @@ class AtomicCountMixin(_ThrottleBase):
             self.cache.add(started_key, self.now, self.duration)
             self.cache.add(self.key, 0, self.duration)
             try:
-                count = self.cache.incr(self.key)
+                count = self.cache.incr(self.key, cost)
             except ValueError:  # the window expired between add() and incr(): start again
                 continue
-            return count <= self.num_requests
-        return True  # the cache keeps losing the key: do not refuse for our own trouble
+            return max(0, min(cost, self.num_requests - (count - cost)))
+        return cost  # the cache keeps losing the key: do not refuse for our own trouble
 
     def wait(self) -> float | None:
         assert self.key is not None  # wait() follows a refusal, and allow_request set the key

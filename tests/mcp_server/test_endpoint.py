@@ -292,6 +292,92 @@ def test_throttled_per_mind(owner_mind, settings):
     assert refused.json()["error"]["data"]["error"] == "rate_limited"
 
 
+def rate(settings, value: str) -> None:
+    settings.REST_FRAMEWORK = {
+        **settings.REST_FRAMEWORK,
+        "DEFAULT_THROTTLE_RATES": {"credential": value, "login": None},
+    }
+
+
+def pings(count: int, first: int = 1) -> list[dict]:
+    return [request("ping", request_id=n) for n in range(first, first + count)]
+
+
+def test_each_message_of_a_batch_counts_against_the_rate_limit(owner_mind, settings):
+    rate(settings, "60/min")
+    answers = post(owner_mind.key, pings(50)).json()
+    assert all(answer["result"] == {} for answer in answers)
+    # 10 of the 60 are left: the first 10 messages run, each request after them is refused.
+    batch = pings(20, first=51)
+    batch.insert(15, {"jsonrpc": "2.0", "method": "notifications/initialized"})
+    response = post(owner_mind.key, batch)
+    assert response.status_code == 200
+    answers = response.json()
+    assert [a["id"] for a in answers] == list(range(51, 71))
+    assert all(a["result"] == {} for a in answers[:10])
+    for refused in answers[10:]:
+        assert refused["error"]["code"] == protocol.RATE_LIMITED
+        assert refused["error"]["data"]["error"] == "rate_limited"
+        assert refused["error"]["data"]["retry_after"] >= 1
+    # Nothing is left: the next POST, batch or not, is refused whole.
+    for body in (request("ping"), pings(2)):
+        refused = post(owner_mind.key, body)
+        assert refused.status_code == 429
+        assert int(refused["Retry-After"]) >= 1
+        assert refused.json()["error"]["data"]["error"] == "rate_limited"
+
+
+def test_calls_a_batch_runs_past_the_rate_limit_are_not_run(owner_mind, mind, settings):
+    rate(settings, "3/min")
+    store = {"name": "remember", "arguments": {"category": "fact", "content": "too many"}}
+    answers = post(owner_mind.key, [*pings(3), request("tools/call", store, 4)]).json()
+    assert [a["id"] for a in answers] == [1, 2, 3, 4]
+    assert answers[3]["error"]["code"] == protocol.RATE_LIMITED
+    assert not Memory.objects.filter(mind=mind).exists()
+
+
+def test_a_minds_batches_never_use_another_minds_allowance(owner_mind, stranger_mind, settings):
+    rate(settings, "50/min")
+    assert all("result" in a for a in post(owner_mind.key, pings(50)).json())
+    assert post(owner_mind.key, request("ping")).status_code == 429
+    # The owner's REST calls share its bucket; the stranger's bucket is whole.
+    owner_rest = Client(HTTP_AUTHORIZATION=f"Bearer {owner_mind.key}").get("/memory")
+    assert owner_rest.status_code == 429
+    assert all("result" in a for a in post(stranger_mind.key, pings(49)).json())
+    stranger_rest = Client(HTTP_AUTHORIZATION=f"Bearer {stranger_mind.key}").get("/memory")
+    assert stranger_rest.status_code == 200
+
+
+def test_a_batch_runs_at_most_a_few_searches_and_recalls(owner_mind, mind):
+    remember(mind, "fact_city", "Lives in Berlin")
+    search = {"name": "search", "arguments": {"q": "Berlin", "mode": "keyword"}}
+    recall = {"uri": "synapse://recall?budget=100"}
+    heavy = protocol.MAX_BATCH_HEAVY
+    batch = [request("tools/call", search, n) for n in range(1, heavy)]
+    batch += [request("resources/read", recall, heavy), request("ping", request_id=100)]
+    batch += [request("tools/call", {"name": "recall"}, 101), request("tools/call", search, 102)]
+    batch += [request("resources/read", recall, 103), request("ping", request_id=104)]
+    batch += [request("tools/call", {"name": "list_memories"}, 105)]
+    answers = {a["id"]: a for a in post(owner_mind.key, batch).json()}
+    for n in range(1, heavy):
+        assert answers[n]["result"]["structuredContent"]["total"] == 1
+    assert "fact_city" in answers[heavy]["result"]["contents"][0]["text"]
+    for n in (101, 102, 103):
+        assert answers[n]["error"]["code"] == protocol.HEAVY_LIMIT
+        assert f"at most {heavy} searches and recalls" in answers[n]["error"]["message"]
+        assert answers[n]["error"]["data"] == {"error": "batch_heavy_limit", "limit": heavy}
+    assert answers[100]["result"] == answers[104]["result"] == {}
+    assert answers[105]["result"]["structuredContent"]["total"] == 1
+
+
+def test_a_single_search_is_not_a_batch_and_is_never_refused_as_one(owner_mind, mind):
+    remember(mind, "fact_city", "Lives in Berlin")
+    search = {"name": "search", "arguments": {"q": "Berlin", "mode": "keyword"}}
+    for n in range(protocol.MAX_BATCH_HEAVY + 1):
+        answer = post(owner_mind.key, request("tools/call", search, n)).json()
+        assert answer["result"]["structuredContent"]["total"] == 1
+
+
 def test_non_ascii_is_utf8_and_lone_surrogates_never_crash(owner_mind):
     stored = post(
         owner_mind.key,

@@ -10,8 +10,9 @@ import pytest
 from django.test import Client
 from django.utils import timezone
 
-from memories.models import Memory
-from tests.factories import SYSTEM, remember
+from memories.models import Memory, Priority
+from memories.recall import CHARS_PER_TOKEN, DEFAULT_BUDGET, MAX_BUDGET
+from tests.factories import SYSTEM, many_memories, remember
 
 pytestmark = pytest.mark.django_db
 
@@ -20,6 +21,7 @@ class Mcp:
     """A JSON-RPC caller holding one Mind Key."""
 
     def __init__(self, key: str):
+        self.key = key
         self.client = Client(HTTP_AUTHORIZATION=f"Bearer {key}")
         self.next_id = 0
 
@@ -299,6 +301,42 @@ def test_recall_resource(mcp, mind):
     assert bad["error"]["code"] == -32602
     assert mcp.rpc("resources/read", {"uri": "synapse://nothing"})["error"]["code"] == -32002
     assert mcp.rpc("resources/read", {"uri": "https://x"})["error"]["code"] == -32002
+
+
+def test_recall_without_a_budget_is_cut_to_the_default_and_says_so(mcp, mind):
+    # About 1.5 times what the default budget shows: normal, then low priority.
+    count = DEFAULT_BUDGET * CHARS_PER_TOKEN * 3 // 2 // 1000
+    many_memories(mind, count, content=lambda i: f"{i:04d} " + "x" * 995, priority=Priority.NORMAL)
+    many_memories(mind, 3, key=lambda i: f"note_low_{i}", priority=Priority.LOW)
+    limit = DEFAULT_BUDGET * CHARS_PER_TOKEN
+    text = mcp.ok("recall")
+    read = mcp.rpc("resources/read", {"uri": "synapse://recall"})["result"]["contents"][0]
+    assert read["text"] == text
+    assert len(text) <= limit
+    assert f"Memories: {count + 3} total" in text
+    assert "normal-priority memories left out" in text
+    assert "… 3 low-priority memories left out: note_low_2, note_low_1, note_low_0" in text
+    assert text.rstrip().endswith("(use search or raise the budget)")
+    # The same cut as a budgeted REST recall; the largest budget shows everything.
+    rest = Client(HTTP_AUTHORIZATION=f"Bearer {mcp.key}").get(
+        f"/memory/recall?budget={DEFAULT_BUDGET}"
+    )
+    assert rest.content.decode() == text
+    whole = mcp.ok("recall", {"budget": MAX_BUDGET})
+    assert "left out" not in whole and "note_low_0" in whole
+
+
+def test_recall_over_the_largest_budget_is_refused_by_the_tool_and_the_resource(mcp):
+    assert f"maximum of {MAX_BUDGET}" in mcp.refused("recall", {"budget": MAX_BUDGET + 1})
+    answer = mcp.rpc("resources/read", {"uri": f"synapse://recall?budget={MAX_BUDGET + 1}"})
+    assert answer["error"]["code"] == -32602
+    assert f"maximum of {MAX_BUDGET}" in answer["error"]["message"]
+
+
+def test_the_recall_tool_describes_its_default_and_largest_budget(mcp):
+    tools = {t["name"]: t for t in mcp.rpc("tools/list")["result"]["tools"]}
+    budget = tools["recall"]["inputSchema"]["properties"]["budget"]
+    assert (budget["default"], budget["maximum"]) == (DEFAULT_BUDGET, MAX_BUDGET)
 
 
 @pytest.mark.parametrize("budget", ["%C2%B2", "²", "٣", "9" * 5000, "-5", "1e3"])
