@@ -50,14 +50,23 @@ MODE_HELP = (
     "word in common. `hybrid`: both, fused into one ranking. Default: `hybrid` while the "
     "server's embeddings are on, `keyword` when they are off (then `hybrid` searches by "
     "keyword and `semantic` answers 503 `unavailable`). Quoted phrases, `-exclusions` and "
-    "the filters hold in every mode."
+    "the filters hold in every mode. When the embeddings API fails or is slow, `hybrid` "
+    "answers by keyword at once (the answer's `mode` is `keyword` and `warnings` says so) and "
+    "`semantic` answers 503 `unavailable`."
 )
 UNAVAILABLE_RESPONSE = OpenApiResponse(
     inline_serializer(
         "Unavailable",
-        {"error": serializers.CharField(), "detail": serializers.CharField()},
+        {
+            "error": serializers.CharField(),
+            "detail": serializers.CharField(),
+            "retry_after": serializers.IntegerField(
+                required=False, help_text="Seconds to wait, also in `Retry-After`, when known."
+            ),
+        },
     ),
-    description="`unavailable`: search by meaning is off on this server (SYNAPSE_EMBEDDINGS=off).",
+    description="`unavailable`: search by meaning is off on this server (SYNAPSE_EMBEDDINGS=off), "
+    "or cannot run right now (its embeddings API failing or slow).",
 )
 Q_PARAMETER = OpenApiParameter(
     "q",
@@ -113,6 +122,17 @@ class MemorySearchView(APIView):
                         help_text="All results, not only this page. `keyword`: every match. "
                         "`semantic`: every memory close enough in meaning. `hybrid`: every "
                         "keyword match and the memories found by meaning alone."
+                    ),
+                    "mode": serializers.ChoiceField(
+                        choices=list(MODES),
+                        help_text="How the results were found: the mode asked for, or "
+                        "`keyword` when search by meaning took no part (embeddings off, or "
+                        "unavailable right now: then `warnings` says so).",
+                    ),
+                    "warnings": serializers.ListField(
+                        child=serializers.CharField(),
+                        help_text="Sentences about this answer, e.g. that search by meaning "
+                        "was unavailable and the results are by keyword alone; usually empty.",
                     ),
                 },
             ),

@@ -78,4 +78,10 @@ class Stale(CoreError):
 
 
 class Unavailable(CoreError):
+    """Not possible here or now; `retry_after` (seconds) when it is known to pass."""
+
     code = "unavailable"
+
+    def __init__(self, detail: str, *, retry_after: int | None = None) -> None:
+        super().__init__(detail)
+        self.retry_after = retry_after

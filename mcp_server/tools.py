@@ -402,7 +402,8 @@ TOOLS: dict[str, Tool] = {
                 "meaning too, so your own words find a memory phrased differently. "
                 '"a phrase" must appear as written, prefix* matches a prefix, -word excludes, '
                 "in every mode. Each result has a score, a snippet with the matched words "
-                "marked «like this», and match: keyword, meaning or both."
+                "marked «like this», and match: keyword, meaning or both. When search by "
+                "meaning is unavailable, mode says keyword and warnings says so."
             ),
             input_schema=_object(
                 {
@@ -433,8 +434,10 @@ TOOLS: dict[str, Tool] = {
                     "query": {"type": "string"},
                     "results": {"type": "array", "items": MEMORY_OUTPUT},
                     "total": {"type": "integer"},
+                    "mode": {"type": "string", "enum": list(SEARCH_MODES)},
+                    "warnings": {"type": "array", "items": {"type": "string"}},
                 },
-                "required": ["query", "results", "total"],
+                "required": ["query", "results", "total", "mode", "warnings"],
             },
         ),
         Tool(

@@ -247,7 +247,8 @@ def stored_to_dict(memory: Memory, *, action: str, warnings: list[str]) -> dict[
 
 def search_to_dict(page: SearchPage) -> dict[str, Any]:
     """A search as every face answers it: each memory with its score, snippet and `match`
-    (found by `keyword`, by `meaning` or `both`)."""
+    (found by `keyword`, by `meaning` or `both`); the `mode` it ran in and its `warnings`
+    (search by meaning unavailable: keywords alone)."""
     results = [
         {
             **memory_to_dict(hit.memory),
@@ -257,7 +258,13 @@ def search_to_dict(page: SearchPage) -> dict[str, Any]:
         }
         for hit in page.hits
     ]
-    return {"query": page.query, "results": results, "total": page.total}
+    return {
+        "query": page.query,
+        "results": results,
+        "total": page.total,
+        "mode": page.mode,
+        "warnings": list(page.warnings),
+    }
 
 
 def similar_to_dict(query: str, similar: list[tuple[Memory, float]], total: int) -> dict[str, Any]:

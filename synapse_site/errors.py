@@ -54,7 +54,7 @@ class ErrorBody(TypedDict):
     error: str
     detail: str
     fields: NotRequired[dict[str, list[str]]]
-    retry_after: NotRequired[int]  # rate_limited: seconds to wait
+    retry_after: NotRequired[int]  # rate_limited, unavailable: seconds to wait
 
 
 def error_body(code: str, detail: str, fields: dict[str, list[str]] | None = None) -> ErrorBody:
@@ -95,7 +95,12 @@ CORE_STATUS = {
 def core_error_response(exc: core.CoreError) -> Response:
     fields = exc.fields if isinstance(exc, core.Invalid) else None
     code = next((code for cls, code in CORE_STATUS.items() if isinstance(exc, cls)), 400)
-    return Response(error_body(exc.code, exc.detail, fields), status=code)
+    body = error_body(exc.code, exc.detail, fields)
+    headers = None
+    if isinstance(exc, core.Unavailable) and exc.retry_after is not None:
+        body["retry_after"] = exc.retry_after
+        headers = {"Retry-After": str(exc.retry_after)}
+    return Response(body, status=code, headers=headers)
 
 
 def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:

@@ -340,6 +340,9 @@ SYNAPSE_EMBEDDINGS = env_str("SYNAPSE_EMBEDDINGS", "local")
 SYNAPSE_EMBEDDINGS_MODEL = env_str("SYNAPSE_EMBEDDINGS_MODEL", "")
 SYNAPSE_EMBEDDINGS_KEY = env_str("SYNAPSE_EMBEDDINGS_KEY", "")
 SYNAPSE_EMBEDDINGS_TIMEOUT = env_int("SYNAPSE_EMBEDDINGS_TIMEOUT", 30)
+# A search waits this long for its question's vector, then searches by keyword alone: short,
+# since a web worker waits with it (the background worker's documents wait the one above).
+SYNAPSE_EMBEDDINGS_QUERY_TIMEOUT = env_int("SYNAPSE_EMBEDDINGS_QUERY_TIMEOUT", 2)
 SYNAPSE_EMBEDDINGS_THREADS = env_int("SYNAPSE_EMBEDDINGS_THREADS", 1)
 if SYNAPSE_EMBEDDINGS.lower() in {"local", "off"}:
     SYNAPSE_EMBEDDINGS = SYNAPSE_EMBEDDINGS.lower()
@@ -370,9 +373,14 @@ else:
             "SYNAPSE_EMBEDDINGS is an embeddings API's URL: set SYNAPSE_EMBEDDINGS_MODEL to the "
             "model it should use (nomic-embed-text, text-embedding-3-small, ...)."
         )
-if SYNAPSE_EMBEDDINGS_TIMEOUT < 1 or SYNAPSE_EMBEDDINGS_THREADS < 1:
+if (
+    SYNAPSE_EMBEDDINGS_TIMEOUT < 1
+    or SYNAPSE_EMBEDDINGS_QUERY_TIMEOUT < 1
+    or SYNAPSE_EMBEDDINGS_THREADS < 1
+):
     raise ImproperlyConfigured(
-        "SYNAPSE_EMBEDDINGS_TIMEOUT (seconds) and SYNAPSE_EMBEDDINGS_THREADS must be 1 or more."
+        "SYNAPSE_EMBEDDINGS_TIMEOUT, SYNAPSE_EMBEDDINGS_QUERY_TIMEOUT (seconds) and "
+        "SYNAPSE_EMBEDDINGS_THREADS must be 1 or more."
     )
 
 # --- Background work ------------------------------------------------------------------------

@@ -63,6 +63,7 @@ def get_embedder() -> Embedder | None:
             str(settings.SYNAPSE_EMBEDDINGS_MODEL),
             str(settings.SYNAPSE_EMBEDDINGS_KEY),
             str(settings.SYNAPSE_EMBEDDINGS_TIMEOUT),
+            str(settings.SYNAPSE_EMBEDDINGS_QUERY_TIMEOUT),
         )
     embedder = _embedders.get(config)
     if embedder is not None:
@@ -80,7 +81,16 @@ def _load(config: tuple[str, ...]) -> Embedder:
         from memories.embeddings.local import LocalEmbedder
 
         return LocalEmbedder(threads=int(config[1]))
+    from memories.embeddings.breaker import Breaker
     from memories.embeddings.remote import RemoteEmbedder
 
-    base_url, model, key, timeout = config
-    return RemoteEmbedder(base_url=base_url, model=model, key=key, timeout=float(timeout))
+    base_url, model, key, timeout, query_timeout = config
+    return RemoteEmbedder(
+        base_url=base_url,
+        model=model,
+        key=key,
+        timeout=float(timeout),
+        query_timeout=float(query_timeout),
+        # One breaker per API and model, whatever the timeouts: every worker shares it.
+        breaker=Breaker(f"{base_url} {model}", probe_seconds=float(query_timeout) + 1),
+    )

@@ -3,7 +3,11 @@
 POST {base}/embeddings with {"model": …, "input": [texts]} and `Authorization: Bearer {key}`
 when a key is set; the answer's `data[i].embedding` (in `index` order) are normalised here,
 whatever the server does. Every failure is an EmbeddingsError that names the URL and what
-went wrong (the status and the server's own message, a timeout, a refused connection).
+went wrong (the status and the server's own message, a timeout, a refused connection): for
+the operator's log, never for a client.
+
+A search's question waits `query_timeout` (short: a web request waits on it) and goes through
+a Breaker when given one; the worker's documents wait `timeout`.
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from memories.embeddings.breaker import Breaker
 from memories.embeddings.errors import EmbeddingsError
 from memories.embeddings.vectors import Vectors, normalised
 
@@ -38,20 +43,34 @@ class _NoRedirects(urllib.request.HTTPRedirectHandler):
 class RemoteEmbedder:
     """One embeddings API and model; safe to share between threads (a connection per call)."""
 
-    def __init__(self, *, base_url: str, model: str, key: str = "", timeout: float = 30.0) -> None:
+    def __init__(
+        self,
+        *,
+        base_url: str,
+        model: str,
+        key: str = "",
+        timeout: float = 30.0,
+        query_timeout: float = 2.0,
+        breaker: Breaker | None = None,
+    ) -> None:
         self.url = base_url.rstrip("/") + "/embeddings"
         self.model = f"remote:{model}"
         self._model = model
         self._key = key
         self._timeout = timeout
+        self._query_timeout = query_timeout
+        self._breaker = breaker
         self._dimensions: int | None = None
         self._opener = urllib.request.build_opener(_NoRedirects())
 
     @property
     def dimensions(self) -> int:
-        """The model's vector length, learned from its first answer (asked for when unknown)."""
+        """The model's vector length, learned from its first answer (asked for when unknown).
+
+        Only a search asks before any answer (documents' answers teach it): asked as a
+        question is."""
         if self._dimensions is None:
-            self._request(["dimensions"])
+            self._question("dimensions")
         assert self._dimensions is not None
         return self._dimensions
 
@@ -67,10 +86,23 @@ class RemoteEmbedder:
         return np.concatenate(batches)
 
     def embed_query(self, text: str) -> Vectors:
-        vector: Vectors = self._request([text])[0]
+        vector: Vectors = self._question(text)[0]
         return vector
 
-    def _request(self, texts: list[str]) -> Vectors:
+    def _question(self, text: str) -> Vectors:
+        """A search's request: the short timeout, through the breaker (BreakerOpen)."""
+        if self._breaker is None:
+            return self._request([text], query=True)
+        seen = self._breaker.before()
+        try:
+            vectors = self._request([text], query=True)
+        except EmbeddingsError:
+            self._breaker.failed()
+            raise
+        self._breaker.succeeded(seen)
+        return vectors
+
+    def _request(self, texts: list[str], *, query: bool = False) -> Vectors:
         body = json.dumps({"model": self._model, "input": [t[:MAX_CHARS] for t in texts]})
         headers = {"Content-Type": "application/json", "Accept": "application/json"}
         if self._key:
@@ -80,7 +112,8 @@ class RemoteEmbedder:
         )
         where = f"The embeddings API at {self.url}"
         try:
-            with self._opener.open(request, timeout=self._timeout) as response:
+            timeout = self._query_timeout if query else self._timeout
+            with self._opener.open(request, timeout=timeout) as response:
                 raw = response.read(MAX_RESPONSE_BYTES + 1)
         except urllib.error.HTTPError as exc:
             moved = " (redirects are not followed)" if 300 <= exc.code < 400 else ""
@@ -89,17 +122,22 @@ class RemoteEmbedder:
             ) from None
         except urllib.error.URLError as exc:
             if isinstance(exc.reason, TimeoutError):
-                raise EmbeddingsError(self._timed_out(where)) from None
+                raise EmbeddingsError(self._timed_out(where, query=query)) from None
             raise EmbeddingsError(f"{where} could not be reached: {exc.reason}.") from None
         except TimeoutError:
-            raise EmbeddingsError(self._timed_out(where)) from None
+            raise EmbeddingsError(self._timed_out(where, query=query)) from None
         except (http.client.HTTPException, OSError) as exc:
             raise EmbeddingsError(f"{where} failed: {exc!r}.") from None
         if len(raw) > MAX_RESPONSE_BYTES:
             raise EmbeddingsError(f"{where} answered more than {MAX_RESPONSE_BYTES} bytes.")
         return self._vectors(raw, count=len(texts), where=where)
 
-    def _timed_out(self, where: str) -> str:
+    def _timed_out(self, where: str, *, query: bool) -> str:
+        if query:
+            return (
+                f"{where} did not answer a search's question within {self._query_timeout:g} s "
+                "(SYNAPSE_EMBEDDINGS_QUERY_TIMEOUT)."
+            )
         return f"{where} did not answer within {self._timeout:g} s (SYNAPSE_EMBEDDINGS_TIMEOUT)."
 
     def _vectors(self, raw: bytes, *, count: int, where: str) -> Vectors:

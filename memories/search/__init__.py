@@ -7,7 +7,7 @@ Callers use `memory_search`, `memory_search_ids`, `memory_semantic_search` and
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from types import ModuleType
 
@@ -17,6 +17,7 @@ from django.utils import timezone
 
 from core.errors import Invalid, Unavailable
 from memories.embeddings import Embedder, EmbeddingsError, get_embedder
+from memories.embeddings.breaker import BreakerOpen
 from memories.filters import MAX_OFFSET, NO_FILTERS, MemoryFilters, order_by
 from memories.models import Memory
 from memories.search import semantic
@@ -27,9 +28,11 @@ from minds.models import Mind
 
 __all__ = [
     "DEFAULT_LIMIT",
+    "KEYWORD_ONLY",
     "MATCHES",
     "MAX_LIMIT",
     "MAX_QUERY_CHARS",
+    "MEANING_UNAVAILABLE",
     "MODES",
     "SearchHit",
     "SearchPage",
@@ -54,6 +57,11 @@ UNAVAILABLE = (
     "Search by meaning is off on this server (SYNAPSE_EMBEDDINGS=off); "
     "use mode=keyword, or ask its operator to turn embeddings on."
 )
+# When the question cannot be embedded now (the embeddings API failing, slow or resting
+# behind its breaker; the model not loading). What went wrong goes to the log only: it names
+# the API's URL and repeats the API's own words.
+MEANING_UNAVAILABLE = "Search by meaning is unavailable right now; try keyword search."
+KEYWORD_ONLY = "Search by meaning is unavailable right now; these results are by keyword alone."
 
 
 @dataclass(frozen=True)
@@ -72,6 +80,10 @@ class SearchPage:
     query: str
     hits: list[SearchHit]
     total: int  # every match after filters, not only this page
+    # How the results were found: the mode asked for, or `keyword` when search by meaning
+    # took no part (embeddings off, or the question could not be embedded: then `warnings`).
+    mode: str = "keyword"
+    warnings: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -123,7 +135,8 @@ def memory_search(
     `sort` (a name of filters.SORTS) lists the same results in that order instead.
     Quoted phrases, exclusions and `filters` hold in every mode. With embeddings off, or
     no memory of the mind embedded yet, `hybrid` is `keyword`; `semantic` with embeddings
-    off is Unavailable.
+    off is Unavailable. When the question cannot be embedded now, `hybrid` is `keyword` at
+    once, saying so in the page's `warnings`, and `semantic` is Unavailable.
     """
     mode = mode or search_mode_default()
     if mode not in MODES:
@@ -131,33 +144,43 @@ def memory_search(
     now = now or timezone.now()
     parsed = _parsed(q)
     engine = backend()
-    embedder = _embedder(needed=mode == "semantic") if mode != "keyword" else None
+    ran, warnings = mode, []
     ranking = None
-    if embedder is not None and not filters.impossible:
-        if mode == "semantic":
-            return _semantic_page(
-                engine=engine,
-                mind=mind,
-                q=q,
-                parsed=parsed,
-                filters=filters,
-                embedder=embedder,
-                sort=sort,
-                limit=limit,
-                offset=offset,
-                now=now,
-            )
-        ranking = _hybrid_ranking(
-            engine=engine,
-            mind=mind,
-            q=q,
-            parsed=parsed,
-            filters=filters,
-            embedder=embedder,
-            now=now,
-        )
+    if mode != "keyword":
+        try:
+            embedder = _embedder(needed=mode == "semantic")
+            if embedder is None:
+                ran = "keyword"
+            elif mode == "semantic" and not filters.impossible:
+                return _semantic_page(
+                    engine=engine,
+                    mind=mind,
+                    q=q,
+                    parsed=parsed,
+                    filters=filters,
+                    embedder=embedder,
+                    sort=sort,
+                    limit=limit,
+                    offset=offset,
+                    now=now,
+                )
+            elif not filters.impossible:
+                ranking = hybrid_ranking(
+                    engine=engine,
+                    mind=mind,
+                    q=q,
+                    parsed=parsed,
+                    filters=filters,
+                    embedder=embedder,
+                    now=now,
+                )
+        except EmbeddingsError as exc:
+            if mode == "semantic":
+                raise _cannot_run(exc) from None
+            _skipped(exc)
+            ran, warnings = "keyword", [KEYWORD_ONLY]
     if ranking is None:
-        return _keyword_page(
+        page = _keyword_page(
             engine=engine,
             mind=mind,
             q=q,
@@ -168,16 +191,18 @@ def memory_search(
             offset=offset,
             now=now,
         )
-    return _hybrid_page(
-        engine=engine,
-        mind=mind,
-        q=q,
-        parsed=parsed,
-        ranking=ranking,
-        sort=sort,
-        limit=limit,
-        offset=offset,
-    )
+    else:
+        page = _hybrid_page(
+            engine=engine,
+            mind=mind,
+            q=q,
+            parsed=parsed,
+            ranking=ranking,
+            sort=sort,
+            limit=limit,
+            offset=offset,
+        )
+    return replace(page, mode=ran, warnings=warnings)
 
 
 def memory_search_ids(
@@ -190,19 +215,22 @@ def memory_search_ids(
     if filters.impossible:
         return []
     engine = backend()
-    embedder = _embedder(needed=False) if search_mode_default() == "hybrid" else None
     ranking = None
-    if embedder is not None:
-        ranking = _hybrid_ranking(
-            engine=engine,
-            mind=mind,
-            q=q,
-            parsed=parsed,
-            filters=filters,
-            embedder=embedder,
-            now=now,
-            whole=True,
-        )
+    try:
+        embedder = _embedder(needed=False) if search_mode_default() == "hybrid" else None
+        if embedder is not None:
+            ranking = hybrid_ranking(
+                engine=engine,
+                mind=mind,
+                q=q,
+                parsed=parsed,
+                filters=filters,
+                embedder=embedder,
+                now=now,
+                whole=True,
+            )
+    except EmbeddingsError as exc:
+        _skipped(exc)
     if ranking is None:  # keywords alone
         return keyword_ids(
             engine=engine, mind=mind, parsed=parsed, filters=filters, now=now, limit=MAX_OFFSET
@@ -221,15 +249,16 @@ def memory_semantic_search(
 ) -> SimilarPage:
     """The mind's memories whose meaning is at least `threshold` close to `q` (cosine, 0 to 1).
 
-    Phrases and exclusions in `q` hold as in memory_search. Unavailable with embeddings off.
+    Phrases and exclusions in `q` hold as in memory_search. Unavailable with embeddings off,
+    or when the question cannot be embedded now.
     """
     now = now or timezone.now()
     parsed = _parsed(q)
-    embedder = _embedder(needed=True)
-    assert embedder is not None  # needed=True raises instead
-    if filters.impossible:
-        return SimilarPage(query=q, similar=[], total=0)
     try:
+        embedder = _embedder(needed=True)
+        assert embedder is not None  # needed=True raises instead
+        if filters.impossible:
+            return SimilarPage(query=q, similar=[], total=0)
         _, meaning = meaning_ranking(
             engine=backend(),
             mind=mind,
@@ -245,35 +274,6 @@ def memory_semantic_search(
     rows = _memories(mind, [memory_id for memory_id, _ in meaning[:limit]])
     similar = [(rows[i], min(max(s, 0.0), 1.0)) for i, s in meaning[:limit] if i in rows]
     return SimilarPage(query=q, similar=similar, total=len(meaning))
-
-
-def _hybrid_ranking(
-    *,
-    engine: ModuleType,
-    mind: Mind,
-    q: str,
-    parsed: ParsedQuery,
-    filters: MemoryFilters,
-    embedder: Embedder,
-    now: datetime,
-    whole: bool = False,
-) -> Ranking | None:
-    """ranking.hybrid_ranking, or None for keywords alone: no memory of the mind embedded
-    yet, or an embeddings API that does not answer."""
-    try:
-        return hybrid_ranking(
-            engine=engine,
-            mind=mind,
-            q=q,
-            parsed=parsed,
-            filters=filters,
-            embedder=embedder,
-            now=now,
-            whole=whole,
-        )
-    except EmbeddingsError as exc:
-        logger.warning("Search by meaning skipped: %s", exc)
-        return None
 
 
 def _keyword_page(
@@ -353,20 +353,18 @@ def _semantic_page(
     now: datetime,
 ) -> SearchPage:
     """A page of the memories close in meaning, best first or in the order SORTS[sort]
-    names; `total` counts every one at least semantic.MEANING_FLOOR close."""
-    try:
-        _, meaning = meaning_ranking(
-            engine=engine,
-            mind=mind,
-            q=q,
-            parsed=parsed,
-            filters=filters,
-            embedder=embedder,
-            floor=semantic.MEANING_FLOOR,
-            now=now,
-        )
-    except EmbeddingsError as exc:
-        raise _cannot_run(exc) from None
+    names; `total` counts every one at least semantic.MEANING_FLOOR close. EmbeddingsError
+    when the question cannot be embedded."""
+    _, meaning = meaning_ranking(
+        engine=engine,
+        mind=mind,
+        q=q,
+        parsed=parsed,
+        filters=filters,
+        embedder=embedder,
+        floor=semantic.MEANING_FLOOR,
+        now=now,
+    )
     shown = meaning[offset : offset + limit]
     if sort is not None:
         cosines = dict(meaning)
@@ -379,7 +377,7 @@ def _semantic_page(
         for i, s in shown
         if i in rows
     ]
-    return SearchPage(query=q, hits=hits, total=len(meaning))
+    return SearchPage(query=q, hits=hits, total=len(meaning), mode="semantic")
 
 
 def _parsed(q: str) -> ParsedQuery:
@@ -389,19 +387,24 @@ def _parsed(q: str) -> ParsedQuery:
         raise Invalid.one("q", str(exc)) from None
 
 
+def _skipped(exc: EmbeddingsError) -> None:
+    """Log why search by meaning did not run (a resting breaker only at info: the breaker
+    said so when it opened)."""
+    level = logging.INFO if isinstance(exc, BreakerOpen) else logging.WARNING
+    logger.log(level, "Search by meaning skipped: %s", exc)
+
+
 def _cannot_run(exc: EmbeddingsError) -> Unavailable:
-    return Unavailable(f"Search by meaning cannot run now: {exc}")
+    """The caller's refusal: the same sentence whatever went wrong, which goes to the log."""
+    _skipped(exc)
+    retry_after = exc.retry_after if isinstance(exc, BreakerOpen) else None
+    return Unavailable(MEANING_UNAVAILABLE, retry_after=retry_after)
 
 
 def _embedder(*, needed: bool) -> Embedder | None:
-    """The process's embedder; None when off (or failing) and not `needed`, else Unavailable."""
-    try:
-        embedder = get_embedder()
-    except EmbeddingsError as exc:
-        if needed:
-            raise _cannot_run(exc) from None
-        logger.warning("Search by meaning skipped: %s", exc)
-        return None
+    """The process's embedder; None when embeddings are off (Unavailable if `needed`).
+    EmbeddingsError when it cannot load."""
+    embedder = get_embedder()
     if embedder is None and needed:
         raise Unavailable(UNAVAILABLE)
     return embedder

@@ -61,8 +61,9 @@ def test_answer_shape(agent, memories):
     response = agent.get(URL, {"q": "editor"})
     assert response.status_code == 200
     body = response.json()
-    assert set(body) == {"query", "results", "total"}
+    assert set(body) == {"query", "results", "total", "mode", "warnings"}
     assert body["query"] == "editor"
+    assert (body["mode"], body["warnings"]) == ("hybrid", [])
     assert body["total"] == 1
     [hit] = body["results"]
     assert hit["id"] == memories["editor"].id
@@ -175,7 +176,8 @@ def test_bad_include_expired_is_400(agent, memories):
 def test_other_minds_memories_are_never_returned(agent, stranger_agent, memories, stranger_mind):
     remember(stranger_mind.mind, "preference_editor", "Uses Emacs as editor.", category="note")
     assert keys(agent.get(URL, {"q": "editor emacs"})) == ["preference_editor"]
-    assert agent.get(URL, {"q": "emacs"}).json() == {"query": "emacs", "results": [], "total": 0}
+    nothing = agent.get(URL, {"q": "emacs"}).json()
+    assert (nothing["query"], nothing["results"], nothing["total"]) == ("emacs", [], 0)
     theirs = stranger_agent.get(URL, {"q": "editor neovim docker schafer"}).json()
     assert [r["mind_id"] for r in theirs["results"]] == [stranger_mind.mind.id]
 

@@ -230,6 +230,8 @@ def test_bad_input_is_400_naming_the_parameter(agent, facts, url, params, field)
 
 @override_settings(SYNAPSE_EMBEDDINGS="off")
 def test_embeddings_off_semantic_is_503_and_hybrid_is_keyword(agent, facts):
+    body = agent.get(URL, {"q": "pixel", "mode": "hybrid"}).json()
+    assert (body["mode"], body["warnings"]) == ("keyword", [])
     for url, params in ((URL, {"q": PETS, "mode": "semantic"}), (SEMANTIC_URL, {"q": PETS})):
         response = agent.get(url, params)
         assert response.status_code == 503
@@ -254,10 +256,16 @@ def test_an_embedder_that_fails_is_503_for_meaning_and_keyword_for_hybrid(
     for url, params in ((URL, {"q": PETS, "mode": "semantic"}), (SEMANTIC_URL, {"q": PETS})):
         response = agent.get(url, params)
         assert response.status_code == 503
-        assert response.json()["error"] == "unavailable"
-        assert "did not answer" in response.json()["detail"]
-    found = results(agent.get(URL, {"q": "pixel"}))
-    assert [(r["key"], r["match"]) for r in found] == [("fact_dog", "keyword")]
+        assert response.json() == {
+            "error": "unavailable",
+            "detail": "Search by meaning is unavailable right now; try keyword search.",
+        }
+    body = agent.get(URL, {"q": "pixel"}).json()
+    assert [(r["key"], r["match"]) for r in body["results"]] == [("fact_dog", "keyword")]
+    assert body["mode"] == "keyword"
+    assert body["warnings"] == [
+        "Search by meaning is unavailable right now; these results are by keyword alone."
+    ]
 
 
 # --- GET /memory/semantic-search -------------------------------------------------------------

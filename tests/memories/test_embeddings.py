@@ -328,6 +328,7 @@ def settings_with(tmp_path, monkeypatch, **env) -> dict:
         ({"SYNAPSE_EMBEDDINGS": "http://127.0.0.1:11434/v1"}, "set SYNAPSE_EMBEDDINGS_MODEL"),
         ({"SYNAPSE_EMBEDDINGS_MODEL": "nomic-embed-text"}, "names a model of an embeddings API"),
         ({"SYNAPSE_EMBEDDINGS_TIMEOUT": "0"}, "must be 1 or more"),
+        ({"SYNAPSE_EMBEDDINGS_QUERY_TIMEOUT": "0"}, "must be 1 or more"),
         ({"SYNAPSE_EMBEDDINGS_THREADS": "two"}, "is not a whole number"),
     ],
 )
@@ -472,8 +473,14 @@ def api(api_server, monkeypatch):
     return api_server
 
 
-def remote(api, model="minilm", key="sk-test", timeout=10.0) -> RemoteEmbedder:
-    return RemoteEmbedder(base_url=api.base_url + "/", model=model, key=key, timeout=timeout)
+def remote(api, model="minilm", key="sk-test", timeout=10.0, query_timeout=10.0):
+    return RemoteEmbedder(
+        base_url=api.base_url + "/",
+        model=model,
+        key=key,
+        timeout=timeout,
+        query_timeout=query_timeout,
+    )
 
 
 def test_an_api_gives_the_vectors_of_its_model(api, embedder):
@@ -542,8 +549,13 @@ def test_an_api_failure_is_a_clear_error(api, model, key, says):
 
 
 def test_an_api_that_does_not_answer_times_out(api):
-    with pytest.raises(EmbeddingsError, match=r"did not answer within 0\.5 s"):
-        remote(api, model="silent", timeout=0.5).embed_query("hello")
+    with pytest.raises(
+        EmbeddingsError, match=r"did not answer within 0\.5 s \(SYNAPSE_EMBEDDINGS_TIMEOUT"
+    ):
+        remote(api, model="silent", timeout=0.5).embed_documents(["hello"])
+    # A search's question waits its own, shorter time.
+    with pytest.raises(EmbeddingsError, match=r"within 0\.3 s \(SYNAPSE_EMBEDDINGS_QUERY_TIMEOUT"):
+        remote(api, model="silent", query_timeout=0.3).embed_query("hello")
 
 
 def test_an_api_that_is_not_there_is_a_clear_error(api):
