@@ -110,6 +110,7 @@ class MemoryEventAdmin(_MemoryEventAdminBase):
         "actor",
         "actor_type",
         "changes",
+        "size",
     ]
     fields = readonly_fields  # type: ignore[assignment]  # as in MemoryAdmin
 

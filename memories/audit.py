@@ -4,27 +4,39 @@ Every write that changes a memory records one MemoryEvent: who (the actor), what
 action), when, and `changes` ({field: {"old", "new"}} for what changed). A create records
 every audited value as new; a delete records every old value, which is also the tombstone
 `/memory/diff` reads. Values are kept in their JSON form (`fields.audit_values`).
+
+The values a mind's trail holds are bounded by its history budget (SYNAPSE_MAX_HISTORY_BYTES):
+each event records its `size`, the mind keeps their sum (`Mind.history_bytes`), and a write
+that takes the mind past the budget folds the oldest events' values, in its own transaction,
+until the mind is back within it. A folded event keeps who, what, when, which memory and
+which fields; each field's values become FOLDED. Nothing is restored from a folded value.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime
 from itertools import islice
 from typing import Any
 
-from django.db.models import QuerySet
+import orjson
+from django.db import connection
+from django.db.models import Q, QuerySet
 
 from core.errors import NotFound
 from memories.actors import Actor
 from memories.fields import AUDITED_FIELDS, RESTORABLE_FIELDS, TOMBSTONE_FIELDS, audit_values
 from memories.models import Memory, MemoryEvent
-from memories.rules import can_be_stored
+from memories.rules import can_be_stored, quotas
 from minds.models import Mind
 
 Action = MemoryEvent.Action
 Changes = dict[str, dict[str, Any]]
+
+# What a folded field of an event holds instead of its old and new values.
+FOLDED: dict[str, Any] = {"folded": True}
 
 
 def snapshot(memory: Memory) -> dict[str, Any]:
@@ -50,6 +62,21 @@ def tombstone(memory: Memory) -> Changes:
     return {name: {"old": value, "new": None} for name, value in values.items()}
 
 
+def changes_size(changes: Changes) -> int:
+    """What an event's values hold of its mind's history budget: the UTF-8 bytes of its
+    `changes` as compact JSON."""
+    try:
+        return len(orjson.dumps(changes))
+    except TypeError:  # text orjson refuses (a lone surrogate): measured the slow way
+        text = json.dumps(changes, ensure_ascii=False, separators=(",", ":"))
+        return len(text.encode("utf-8", "surrogatepass"))
+
+
+def is_folded(change: Any) -> bool:
+    """Whether one field's entry of `changes` is FOLDED (its values are no longer held)."""
+    return isinstance(change, dict) and change.get("folded") is True and "old" not in change
+
+
 def event_row(
     *, memory: Memory, actor: Actor, action: str, changes: Changes, now: datetime
 ) -> dict[str, Any]:
@@ -64,7 +91,76 @@ def event_row(
         "actor_type": actor.kind,
         "at": now,
         "changes": changes,
+        "size": changes_size(changes),
     }
+
+
+# --- The history budget -------------------------------------------------------------------
+
+# Events read at a time while looking for the oldest ones to fold.
+FOLD_CHUNK = 200
+
+
+def history_fold(mind_id: str, *, held: int) -> int:
+    """Fold the values of the mind's oldest events until what it holds (`held`, its
+    history_bytes after this write's events) is back within its budget: two statements,
+    whatever their number. Run by the write, under the mind's write lock, after its events
+    are written (so a write larger than the whole budget folds its own too). Returns the
+    bytes folded."""
+    budget = quotas()["history"]
+    if not budget or held <= budget:
+        return 0
+    excess = held - budget
+    unfolded = MemoryEvent.objects.filter(mind_id=mind_id, size__gt=0).order_by("at", "id")
+    freed, last = 0, None
+    while freed < excess:
+        page = unfolded
+        if last is not None:
+            page = page.filter(Q(at__gt=last[0]) | Q(at=last[0], id__gt=last[1]))
+        rows = list(page.values_list("at", "id", "size")[:FOLD_CHUNK])
+        for at, pk, size in rows:
+            freed, last = freed + size, (at, pk)
+            if freed >= excess:
+                break
+        if len(rows) < FOLD_CHUNK:
+            break
+    if last is None:
+        return 0
+    _fold_through(mind_id, at=last[0], pk=last[1], freed=freed)
+    return freed
+
+
+def _fold_through(mind_id: str, *, at: datetime, pk: int, freed: int) -> None:
+    """Fold every unfolded event of the mind up to (at, pk) in the trail's order, and take
+    their `freed` bytes off its counter."""
+    quote = connection.ops.quote_name
+    events = quote(MemoryEvent._meta.db_table)
+    folded = json.dumps(FOLDED)
+    if connection.vendor == "postgresql":
+        marker = (
+            f"(SELECT COALESCE(jsonb_object_agg(j.key, %s::jsonb), '{{}}'::jsonb) "
+            f"FROM jsonb_each({events}.changes) j)"
+        )
+    else:
+        marker = f"(SELECT json_group_object(j.key, json(%s)) FROM json_each({events}.changes) j)"
+    with connection.cursor() as cursor:
+        # The same rows history_fold read: the unfolded ones, oldest first, up to (at, pk).
+        cursor.execute(
+            f"UPDATE {events} SET changes = {marker}, size = 0 "
+            "WHERE mind_id = %s AND size > 0 AND (at < %s OR (at = %s AND id <= %s))",
+            [folded, mind_id, *_at_params(at), pk],
+        )
+        cursor.execute(
+            f"UPDATE {quote(Mind._meta.db_table)} SET history_bytes = history_bytes - %s "
+            "WHERE id = %s",
+            [freed, mind_id],
+        )
+
+
+def _at_params(at: datetime) -> list[Any]:
+    """`at` twice, as the database compares it with the column."""
+    value = MemoryEvent._meta.get_field("at").get_db_prep_value(at, connection)
+    return [value, value]
 
 
 # --- Reading it back ----------------------------------------------------------------------
@@ -106,6 +202,20 @@ def memory_event_page(
     return events[offset : offset + limit], events.count()
 
 
+class FoldedValue:
+    """A value the history no longer holds (its event was folded): shown as such, never
+    restored, never equal to a value."""
+
+    def __str__(self) -> str:
+        return "(folded)"
+
+    def __repr__(self) -> str:
+        return "FOLDED_VALUE"
+
+
+FOLDED_VALUE = FoldedValue()
+
+
 @dataclass
 class HistoryEntry:
     """One audit row, with the memory's restorable fields as they were right after it."""
@@ -113,6 +223,7 @@ class HistoryEntry:
     event: MemoryEvent
     version: dict[str, Any]
     # Fields that would change if this version were restored (empty: nothing to restore).
+    # A field whose value there was folded holds FOLDED_VALUE.
     restorable: dict[str, Any]
     # Its place in the memory's history, the first write being 1: two versions written in
     # the same second still have different numbers.
@@ -120,7 +231,19 @@ class HistoryEntry:
 
     @property
     def changes(self) -> list[tuple[str, Any, Any]]:
-        return [(name, ch.get("old"), ch.get("new")) for name, ch in self.event.changes.items()]
+        """(field, old, new) of each field the row changed; FOLDED_VALUE for folded values."""
+        return [
+            (name, FOLDED_VALUE, FOLDED_VALUE)
+            if is_folded(ch)
+            else (name, ch.get("old"), ch.get("new"))
+            for name, ch in self.event.changes.items()
+        ]
+
+    @property
+    def folded(self) -> list[str]:
+        """The fields a restore of this version would need but the history no longer holds
+        (empty: it can be restored exactly)."""
+        return [name for name, value in self.restorable.items() if value is FOLDED_VALUE]
 
 
 # The newest versions a history shows: each can hold a long text twice, and a memory
@@ -153,7 +276,7 @@ def _history(memory: Memory) -> Iterator[HistoryEntry]:
         )
         for name, change in event.changes.items():
             if name in state and isinstance(change, dict):
-                state[name] = change.get("old")
+                state[name] = FOLDED_VALUE if is_folded(change) else change.get("old")
 
 
 def memory_history_entry(*, memory: Memory, event_id: int) -> HistoryEntry:

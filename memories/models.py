@@ -242,6 +242,8 @@ class MemoryEvent(models.Model):
     """The audit trail: who did what to which memory, with the values it replaced.
 
     A `delete` event is also the tombstone that incremental sync (`/memory/diff`) reads.
+    The values a mind's events hold are bounded by its history budget: past it, the oldest
+    events' values are folded and the rows stay (memories/audit.py).
     """
 
     class Action(models.TextChoices):
@@ -268,13 +270,24 @@ class MemoryEvent(models.Model):
     actor_type = models.CharField(max_length=8, choices=ActorType.choices)
     at = models.DateTimeField(default=timezone.now)
     # {field: {"old": value, "new": value}} for what changed; on delete, every old value.
+    # A field whose values were folded (memories/audit.py) holds FOLDED instead.
     changes = models.JSONField(default=dict, blank=True)
+    # The bytes of `changes` as JSON: what the event holds of the mind's history budget
+    # (Mind.history_bytes). 0 once its values are folded.
+    size = models.BigIntegerField(default=0)
 
     class Meta:
         ordering = ["-at", "-id"]
         indexes = [
             models.Index(fields=["mind", "-at"], name="memory_event_mind_at_idx"),
             models.Index(fields=["mind", "action", "at"], name="memory_event_action_idx"),
+            # The mind's oldest events still holding values, which folding reads first:
+            # folded ones are left out, so finding them never walks past the folded.
+            models.Index(
+                fields=["mind", "at", "id"],
+                condition=Q(size__gt=0),
+                name="memory_event_unfolded_idx",
+            ),
         ]
 
     def __str__(self) -> str:

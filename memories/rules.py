@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from django.conf import settings
 from django.utils import timezone
 from django.utils.text import slugify
 
@@ -118,6 +119,17 @@ def can_be_stored(value: str | None) -> bool:
     """False for text no record can hold (a NUL), so a lookup by it finds nothing: SQLite
     finds no match, PostgreSQL would refuse to compare it at all."""
     return value is None or "\x00" not in value
+
+
+def quotas() -> dict[str, int]:
+    """What one mind may hold, read at each write (0: no limit): its memories, the bytes of
+    their content, and the bytes of earlier values its audit trail keeps (`history`, never
+    refused: past it the oldest are folded, memories/audit.py)."""
+    return {
+        "memories": max(settings.SYNAPSE_MAX_MEMORIES_PER_MIND, 0),
+        "bytes": max(settings.SYNAPSE_MAX_MIND_BYTES, 0),
+        "history": max(settings.SYNAPSE_MAX_HISTORY_BYTES, 0),
+    }
 
 
 def content_bytes(content: str) -> int:

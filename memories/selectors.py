@@ -42,7 +42,7 @@ from memories.models import (
     expiring_q,
     live_q,
 )
-from memories.rules import can_be_stored
+from memories.rules import can_be_stored, quotas
 from memories.search import SearchHit, memory_search, memory_search_ids
 from minds.models import Mind
 
@@ -287,11 +287,27 @@ def tag_counts(
     return tags, len(ranked), memories.count()
 
 
+def mind_usage(*, mind: Mind) -> dict[str, int]:
+    """What the mind holds against its quotas, from the counters its writes keep (as `mind`
+    was read): memories, bytes of content, bytes of earlier values in its audit trail
+    (`history_bytes`, kept within `max_history_bytes` by folding the oldest), each beside
+    its limit (0: none)."""
+    limits = quotas()
+    return {
+        "memories": mind.stored_memories,
+        "max_memories": limits["memories"],
+        "bytes": mind.stored_bytes,
+        "max_bytes": limits["bytes"],
+        "history_bytes": mind.history_bytes,
+        "max_history_bytes": limits["history"],
+    }
+
+
 def memory_stats(*, mind: Mind, now: datetime | None = None) -> dict[str, Any]:
     """Totals of every memory of the mind (expired ones included, and counted apart) by
     category, priority, source and verification: one GROUP BY query plus one for tags;
     `embedded` (memories with a vector of the current model) and `pending_embedding` (queued
-    for one), one query each."""
+    for one), one query each; `usage` (mind_usage) from the mind row."""
     now = now or timezone.now()
     is_expired = Case(
         When(expired_q(now), then=Value(True)), default=Value(False), output_field=BooleanField()
@@ -325,6 +341,7 @@ def memory_stats(*, mind: Mind, now: datetime | None = None) -> dict[str, Any]:
         "by_source": by_source,
         "tags": MemoryTag.objects.filter(mind=mind).values("tag").distinct().count(),
         **outbox.embedding_counts(mind_id=mind.pk),
+        "usage": mind_usage(mind=mind),
     }
 
 

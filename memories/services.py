@@ -13,7 +13,6 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any, Literal
 
-from django.conf import settings
 from django.db import connection, transaction
 from django.utils import timezone
 
@@ -40,6 +39,7 @@ from memories.rules import (
     MemoryWrite,
     content_bytes,
     memory_body_clean,
+    quotas,
 )
 from memories.selectors import memory_unverified_matching_ids
 from memories.versions import Expected, is_version
@@ -304,7 +304,13 @@ def memory_delete(
         rows.insert(MemoryEvent, [event])
         outbox.forget([current.pk])  # first: the worker's order (outbox.py)
         current.delete()  # its tag rows and vector go with it
-        _charge(current.mind_id, memories=-1, size=-content_bytes(current.content))
+        held = _charge(
+            current.mind_id,
+            memories=-1,
+            size=-content_bytes(current.content),
+            history=event["size"],
+        )
+        audit.history_fold(current.mind_id, held=held)
 
 
 def memory_verify(
@@ -482,6 +488,12 @@ def memory_undo(
                 _mark_verified(batch, current, verified=False)
                 batch.persist()
             return Undone(action, current)
+        if any(audit.is_folded(change) for change in done.changes.values()):
+            raise Conflict(
+                f"The values “{done.key}” had when you deleted it were folded to keep this "
+                "mind's history within its budget (SYNAPSE_MAX_HISTORY_BYTES): nothing was "
+                "put back."
+            )
         record = {name: change.get("old") for name, change in done.changes.items()}
         (result,) = memory_upsert_many(
             mind=mind, actor=actor, items=[record], restore=True, now=now
@@ -489,6 +501,50 @@ def memory_undo(
     if isinstance(result, ItemRefused):
         raise result.error
     return Undone(action, result.memory)
+
+
+@dataclass
+class Restored:
+    """What memory_restore did: the version it put back, and the memory as it is now
+    (`changed` False when that version is what the memory holds: nothing was written)."""
+
+    entry: audit.HistoryEntry
+    memory: Memory
+    changed: bool
+
+
+def memory_restore(
+    *,
+    memory: Memory,
+    actor: Actor,
+    event_id: int,
+    expected_version: Expected = None,
+    now: datetime | None = None,
+) -> Restored:
+    """Put back the memory's fields as they were right after its audit row `event_id` (a
+    version of its history, audit.memory_history), as an edit by `actor`.
+
+    NotFound for a row that is not this memory's; Conflict, and nothing written, when a
+    value that version needs was folded (the history budget); otherwise as memory_change
+    (Stale when the memory is no longer `expected_version`, Conflict on a key clash...).
+    """
+    entry = audit.memory_history_entry(memory=memory, event_id=event_id)
+    if entry.folded:
+        raise Conflict(
+            f"Version {entry.number} can no longer be restored: its {', '.join(entry.folded)} "
+            f"{'was' if len(entry.folded) == 1 else 'were'} folded to keep this mind's history "
+            "within its budget (SYNAPSE_MAX_HISTORY_BYTES). Nothing was written."
+        )
+    if not entry.restorable:
+        return Restored(entry, memory, changed=False)
+    result = memory_change(
+        memory=memory,
+        actor=actor,
+        body=entry.restorable,
+        expected_version=expected_version,
+        now=now,
+    )
+    return Restored(entry, result.memory, changed=result.changed)
 
 
 def _require_person(actor: Actor) -> None:
@@ -548,21 +604,23 @@ def _refuse_clash(*, memory: Memory, category: str, key: str) -> None:
         )
 
 
-def _charge(mind_id: str, *, memories: int, size: int) -> None:
-    """Add to the mind's usage counters, under its write lock. A write that would grow the
-    mind past a quota (SYNAPSE_MAX_MEMORIES_PER_MIND, SYNAPSE_MAX_MIND_BYTES) is refused
-    with QuotaExceeded, in the same statement; shrinking is never refused, so a mind over
-    its quota can still delete, and update to something no larger."""
-    if not memories and not size:
-        return
+def _charge(mind_id: str, *, memories: int, size: int, history: int = 0) -> int:
+    """Add to the mind's usage counters, under its write lock, and return its history_bytes
+    after. A write that would grow the mind past a quota (SYNAPSE_MAX_MEMORIES_PER_MIND,
+    SYNAPSE_MAX_MIND_BYTES) is refused with QuotaExceeded, in the same statement; shrinking
+    is never refused, so a mind over its quota can still delete, and update to something no
+    larger.
+
+    `history`, the bytes of the write's audit rows, is never refused: once they are written,
+    the write folds what the mind holds past its budget (audit.history_fold)."""
     quote = connection.ops.quote_name
     # Raw: every write runs this, and an ORM update compiles slower than it runs.
     sql = (
         f"UPDATE {quote(Mind._meta.db_table)} SET stored_memories = stored_memories + %s, "
-        "stored_bytes = stored_bytes + %s WHERE id = %s"
+        "stored_bytes = stored_bytes + %s, history_bytes = history_bytes + %s WHERE id = %s"
     )
-    params: list[Any] = [memories, size, mind_id]
-    limits = _quotas()
+    params: list[Any] = [memories, size, history, mind_id]
+    limits = quotas()
     if memories > 0 and limits["memories"]:
         sql += " AND stored_memories + %s <= %s"
         params += [memories, limits["memories"]]
@@ -570,17 +628,11 @@ def _charge(mind_id: str, *, memories: int, size: int) -> None:
         sql += " AND stored_bytes + %s <= %s"
         params += [size, limits["bytes"]]
     with connection.cursor() as cursor:
-        cursor.execute(sql, params)
-        if cursor.rowcount == 0:
-            raise _over_quota(mind_id, memories=memories, size=size)
-
-
-def _quotas() -> dict[str, int]:
-    """The quotas per mind, read at each write (0 or less: none)."""
-    return {
-        "memories": max(settings.SYNAPSE_MAX_MEMORIES_PER_MIND, 0),
-        "bytes": max(settings.SYNAPSE_MAX_MIND_BYTES, 0),
-    }
+        cursor.execute(sql + " RETURNING history_bytes", params)
+        held = cursor.fetchone()
+    if held is None:
+        raise _over_quota(mind_id, memories=memories, size=size)
+    return int(held[0])
 
 
 def _over_quota(mind_id: str, *, memories: int, size: int) -> CoreError:
@@ -589,7 +641,7 @@ def _over_quota(mind_id: str, *, memories: int, size: int) -> CoreError:
     if held is None:
         return NotFound("This mind no longer exists.")
     count, used = held
-    limits = _quotas()
+    limits = quotas()
     if memories > 0 and limits["memories"] and count + memories > limits["memories"]:
         return QuotaExceeded(
             f"This mind holds {count:,} memories and may hold at most "
@@ -675,7 +727,7 @@ class _Writes:
         # A stored memory that changed, by id, with the columns to write.
         self.stored: dict[str, tuple[Memory, set[str]]] = {}
         self.events: list[dict[str, Any]] = []
-        # What the writes add to each mind's usage: [memories, content bytes].
+        # What the writes add to each mind's usage: [memories, content bytes, history bytes].
         self.usage: dict[str, list[int]] = {}
 
     def created(self, memory: Memory) -> None:
@@ -702,22 +754,25 @@ class _Writes:
         self._event(memory, action, changes)
         return True
 
-    def _use(self, mind_id: str, memories: int, size: int) -> None:
-        usage = self.usage.setdefault(mind_id, [0, 0])
+    def _use(self, mind_id: str, memories: int, size: int, history: int = 0) -> None:
+        usage = self.usage.setdefault(mind_id, [0, 0, 0])
         usage[0] += memories
         usage[1] += size
+        usage[2] += history
 
     def _event(self, memory: Memory, action: str, changes: audit.Changes) -> None:
-        self.events.append(
-            audit.event_row(
-                memory=memory, actor=self.actor, action=action, changes=changes, now=self.now
-            )
+        event = audit.event_row(
+            memory=memory, actor=self.actor, action=action, changes=changes, now=self.now
         )
+        self.events.append(event)
+        self._use(memory.mind_id, 0, 0, event["size"])
 
     def persist(self) -> None:
         # First, so a write past a quota is refused before anything is written.
-        for mind_id, (count, size) in self.usage.items():
-            _charge(mind_id, memories=count, size=size)
+        held = {
+            mind_id: _charge(mind_id, memories=count, size=size, history=history)
+            for mind_id, (count, size, history) in self.usage.items()
+        }
         new = list(self.new.values())
         rows.insert(Memory, [memory.__dict__ for memory in new])
         by_columns: dict[tuple[str, ...], list[Memory]] = {}
@@ -741,6 +796,8 @@ class _Writes:
             ],
         )
         rows.insert(MemoryEvent, self.events)
+        for mind_id, history_bytes in held.items():
+            audit.history_fold(mind_id, held=history_bytes)
         outbox.written(
             created=new,
             changed=[m for m, columns in self.stored.values() if columns & EMBEDDED_FIELDS],

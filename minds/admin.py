@@ -8,7 +8,7 @@ from django.http import HttpRequest, HttpResponse
 from django.template.response import TemplateResponse
 
 from minds import services
-from minds.models import Mind
+from minds.models import USAGE_FIELDS, Mind
 
 if TYPE_CHECKING:
     from django_stubs_ext import WithAnnotations
@@ -54,7 +54,16 @@ class MindAdmin(_MindAdminBase):
     list_filter = ["created_at", ("owner", admin.RelatedOnlyFieldListFilter)]
     search_fields = ["id", "name", "description", "owner__email", "key_prefix"]
     list_select_related = ["owner"]
-    readonly_fields = ["id", "key_prefix", "key_created_at", "created_at", "updated_at"]
+    # What the mind holds (USAGE_FIELDS): content against SYNAPSE_MAX_MIND_BYTES, earlier
+    # values in its audit trail against SYNAPSE_MAX_HISTORY_BYTES.
+    readonly_fields = [
+        "id",
+        "key_prefix",
+        "key_created_at",
+        "created_at",
+        "updated_at",
+        *USAGE_FIELDS,
+    ]
     fields = ["id", "owner", "name", "description", *readonly_fields[1:]]
     autocomplete_fields = ["owner"]
     actions = ["rotate_keys", "revoke_keys"]

@@ -18,7 +18,7 @@ KEY_PREFIX_LENGTH = len(MIND_KEY_PREFIX) + 8
 
 
 # Mind's usage counters (see Mind.stored_memories).
-USAGE_FIELDS = ("stored_memories", "stored_bytes")
+USAGE_FIELDS = ("stored_memories", "stored_bytes", "history_bytes")
 
 
 def new_mind_id() -> str:
@@ -83,6 +83,9 @@ class Mind(models.Model):
     # instead of counting the mind (memories/services.py).
     stored_memories = models.BigIntegerField(default=0, editable=False)
     stored_bytes = models.BigIntegerField(default=0, editable=False)
+    # The bytes of earlier values its audit trail holds (the sum of its events' `size`), kept
+    # the same way; past SYNAPSE_MAX_HISTORY_BYTES the oldest are folded (memories/audit.py).
+    history_bytes = models.BigIntegerField(default=0, editable=False)
 
     objects = MindQuerySet.as_manager()
 

@@ -326,6 +326,9 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = env_int("SYNAPSE_MAX_BODY_BYTES", 1024 * 1024)
 SYNAPSE_MAX_MEMORIES_PER_MIND = env_int("SYNAPSE_MAX_MEMORIES_PER_MIND", 10_000)
 SYNAPSE_MAX_MIND_BYTES = env_int("SYNAPSE_MAX_MIND_BYTES", 50 * 1024 * 1024)
 SYNAPSE_MAX_MINDS_PER_USER = env_int("SYNAPSE_MAX_MINDS_PER_USER", 50)
+# The bytes of earlier values one mind's audit trail keeps. Never refuses a write: past it,
+# the oldest events' values are folded (memories/audit.py). 0 means no limit.
+SYNAPSE_MAX_HISTORY_BYTES = env_int("SYNAPSE_MAX_HISTORY_BYTES", SYNAPSE_MAX_MIND_BYTES)
 
 # --- Search by meaning ----------------------------------------------------------------------
 

@@ -257,28 +257,26 @@ def memory_restore(
     request: HttpRequest, mind_id: str, memory_id: str, event_id: int
 ) -> HttpResponse:
     _, memory = own_memory(request, mind_id, memory_id)
-    try:
-        entry = audit.memory_history_entry(memory=memory, event_id=event_id)
-    except NotFound as exc:
-        raise Http404(exc.detail) from None
     detail_url = _detail_url(memory)
-    if not entry.restorable:
-        messages.info(request, "That version is what the memory holds now: nothing to restore.")
-        return redirect(detail_url)
     try:
-        services.memory_change(
+        restored = services.memory_restore(
             memory=memory,
             actor=Actor.for_user(request.user),
-            body=entry.restorable,
+            event_id=event_id,
             expected_version=_version_shown(request, memory),
         )
+    except NotFound as exc:
+        raise Http404(exc.detail) from None
     except Stale:
         _changed_since(request, memory, undone="restored", again="restore it if you still want to.")
-    except (Invalid, Conflict) as exc:
+    except (Invalid, Conflict) as exc:  # a folded version, a key clash, a full mind
         messages.error(request, f"Could not restore that version: {exc.text()}")
     else:
-        when = entry.event.at.strftime("%Y-%m-%d %H:%M:%S UTC")
-        messages.success(request, f"Restored version {entry.number}, of {when}.")
+        if not restored.changed:
+            messages.info(request, "That version is what the memory holds now: nothing to restore.")
+        else:
+            when = restored.entry.event.at.strftime("%Y-%m-%d %H:%M:%S UTC")
+            messages.success(request, f"Restored version {restored.entry.number}, of {when}.")
     return redirect(detail_url)
 
 

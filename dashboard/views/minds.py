@@ -18,6 +18,7 @@ from memories.selectors import (
     memory_counts,
     memory_list,
     memory_overview,
+    mind_usage,
     minds_with_counts,
 )
 from minds import services
@@ -138,7 +139,11 @@ def mind_settings(request: HttpRequest, mind_id: str) -> HttpResponse:
         )
         messages.success(request, "Saved.")
         return redirect("dashboard:mind-settings", mind_id=mind.pk)
-    return render(request, "dashboard/mind_settings.html", {"mind": mind, "form": form})
+    return render(
+        request,
+        "dashboard/mind_settings.html",
+        {"mind": mind, "form": form, "usage": mind_usage(mind=mind)},
+    )
 
 
 @login_required

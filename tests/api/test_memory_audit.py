@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import orjson
 from django.db import connection
+from django.test import override_settings
 from django.test.utils import CaptureQueriesContext
 
 from tests.api.memory_helpers import assert_invalid, assert_isolated, json_of
@@ -63,3 +65,32 @@ def test_audit_isolation(agent, mind, stranger_agent, other_human):
     assert_isolated(
         "/memory/audit", mind=mind, stranger_agent=stranger_agent, other_human=other_human
     )
+
+
+@override_settings(SYNAPSE_MAX_HISTORY_BYTES=200_000)
+def test_syncs_rewriting_long_texts_keep_the_trail_within_the_history_budget(agent, mind):
+    # The finding, small: syncs of 20 memories of 4.5 KB each, the content changed every
+    # round. The trail holds at most the budget; what it folded stays listed, marked.
+    for round_ in range(10):
+        items = [
+            {"category": "fact", "key": f"k{i}", "content": f"{round_} {i} " + "x" * 4_500}
+            for i in range(20)
+        ]
+        assert agent.post("/memory/sync", {"memories": items}, format="json").status_code == 200
+        usage = agent.get("/memory/stats").json()["usage"]
+        assert usage["history_bytes"] <= usage["max_history_bytes"] == 200_000
+    body = json_of(agent.get("/memory/audit?limit=1000"))
+    assert body["total"] == len(body["entries"]) == 200  # every write is still listed
+    oldest, newest = body["entries"][-1], body["entries"][0]
+    assert oldest["action"] == "create" and oldest["changes"]["content"] == {"folded": True}
+    assert set(oldest["changes"]) >= {"content", "tags", "priority"}
+    assert newest["changes"]["content"]["new"].startswith("9 ")  # the newest are exact
+    assert newest["changes"]["content"]["old"].startswith("8 ")
+    held = [e["changes"] for e in body["entries"] if {"folded": True} not in e["changes"].values()]
+    assert sum(len(orjson.dumps(changes)) for changes in held) <= 200_000
+
+
+def test_the_audit_page_is_streamed(agent):
+    agent.post("/memory", {"category": "fact", "content": "one"}, format="json")
+    response = agent.get("/memory/audit?limit=1000")
+    assert response.streaming and response["Content-Type"] == "application/json"

@@ -6,6 +6,7 @@ from __future__ import annotations
 from datetime import timedelta
 
 from django.db import connection
+from django.test import override_settings
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
@@ -57,7 +58,9 @@ def test_stats_is_a_fixed_number_of_queries(agent, mind):
 
 def test_stats_isolation(mind, stranger_agent, other_human):
     remember(mind, "a")
-    assert stranger_agent.get("/memory/stats").json()["total"] == 0
+    theirs = stranger_agent.get("/memory/stats").json()
+    assert theirs["total"] == 0
+    assert (theirs["usage"]["memories"], theirs["usage"]["history_bytes"]) == (0, 0)
     assert_isolated(
         "/memory/stats", mind=mind, stranger_agent=stranger_agent, other_human=other_human
     )
@@ -99,3 +102,15 @@ def test_stats_embedding_counts_are_the_minds_own(mind, stranger_mind, agent, st
     assert (body["embedded"], body["pending_embedding"]) == (0, 1)
     body = agent.get("/memory/stats").json()
     assert (body["embedded"], body["pending_embedding"]) == (2, 1)
+
+
+@override_settings(SYNAPSE_MAX_HISTORY_BYTES=1_000)
+def test_stats_show_what_the_mind_holds_against_its_quotas(agent, human, mind):
+    stored = agent.post("/memory", {"category": "fact", "content": "é" * 100}, format="json")
+    usage = agent.get("/memory/stats").json()["usage"]
+    assert usage["memories"] == 1 and usage["bytes"] == 200
+    assert 200 < usage["history_bytes"] <= usage["max_history_bytes"] == 1_000
+    assert usage["max_memories"] == 10_000 and usage["max_bytes"] == 50 * 1024 * 1024
+    agent.put(f"/memory/{stored.json()['id']}", {"content": "x" * 900}, format="json")
+    usage = human.get(f"/memory/stats?mind={mind.pk}").json()["usage"]
+    assert usage["bytes"] == 900 and usage["history_bytes"] <= 1_000

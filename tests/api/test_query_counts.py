@@ -170,4 +170,5 @@ def test_verify_does_not_grow_with_the_mind(human, mind):
         target = Memory.objects.filter(mind=mind, verified=False).order_by("key").last()
         counts.append(count(human, "post", f"/memory/{target.pk}/verify"))
     assert counts[0] == counts[1]
-    assert counts[1] <= (9 if connection.vendor == "postgresql" else 8), counts
+    # ... as a store: its audit row is counted in the mind's history (the usage update).
+    assert counts[1] <= (10 if connection.vendor == "postgresql" else 9), counts

@@ -1,7 +1,7 @@
 from datetime import timedelta
 
 import pytest
-from django.test import Client
+from django.test import Client, override_settings
 from django.utils import timezone
 
 from core.errors import NotFound
@@ -479,3 +479,41 @@ def test_a_memory_deleted_between_the_page_and_the_click_is_a_404(web, mind, act
     web.raise_request_exception = False
     response = web.post(url + action, page)
     assert response.status_code == 404
+
+
+def test_a_folded_version_is_shown_as_such_and_its_restore_is_refused(web, mind):
+    memory = agent_store(mind, key="fact_sky", content="The sky is blue " + "." * 400)
+    with override_settings(SYNAPSE_MAX_HISTORY_BYTES=1_500):
+        for n in range(6):
+            memory = services.memory_update(memory=memory, actor=AGENT, content=f"{n} " * 200)
+    assert MemoryEvent.objects.filter(memory_id=memory.pk, size=0).exists()
+    url = f"/dashboard/minds/{mind.pk}/memories/{memory.pk}/"
+    page = web.get(url)
+    html = page.content.decode()
+    assert "(folded)" in html and "Version 1 can no longer be restored" in html
+    assert f"restore/{MemoryEvent.objects.get(memory_id=memory.pk, action='create').pk}/" not in (
+        html
+    )
+    created = MemoryEvent.objects.get(memory_id=memory.pk, action="create")
+    events = MemoryEvent.objects.count()
+    response = web.post(url + f"restore/{created.pk}/", shown(web, url), follow=True)
+    assert response.status_code == 200
+    assert "Version 1 can no longer be restored: its content was folded" in (
+        response.content.decode()
+    )
+    memory.refresh_from_db()
+    assert memory.content == "5 " * 200 and MemoryEvent.objects.count() == events
+    # The version before the latest is still held, and restores exactly.
+    previous = MemoryEvent.objects.filter(memory_id=memory.pk).order_by("-at", "-id")[1]
+    web.post(url + f"restore/{previous.pk}/", shown(web, url))
+    memory.refresh_from_db()
+    assert memory.content == "4 " * 200
+
+
+def test_the_activity_tab_marks_a_folded_tombstone(web, mind):
+    memory = agent_store(mind, key="fact_gone")
+    services.memory_delete(memory=memory, actor=AGENT)
+    with override_settings(SYNAPSE_MAX_HISTORY_BYTES=1):
+        agent_store(mind, key="fact_next")
+    html = web.get(f"/dashboard/minds/{mind.pk}/activity/").content.decode()
+    assert "last values folded" in html

@@ -192,3 +192,14 @@ def test_overview_of_empty_mind(web, mind):
     response = web.get(f"/dashboard/minds/{mind.pk}/")
     assert response.status_code == 200
     assert "No memories yet" in response.content.decode()
+
+
+@override_settings(SYNAPSE_MAX_HISTORY_BYTES=2048)
+def test_settings_show_what_the_mind_holds_against_its_quotas(web, mind, stranger_mind):
+    agent_store(mind, key="a", content="x" * 1024)
+    agent_store(stranger_mind.mind, key="b", content="y" * 5000)
+    page = web.get(f"/dashboard/minds/{mind.pk}/settings/")
+    assert page.context["usage"]["bytes"] == 1024
+    assert page.context["usage"]["history_bytes"] <= 2048
+    text = page.content.decode()
+    assert "1.0\xa0KB of at most 50.0\xa0MB" in text and "of at most 2.0\xa0KB" in text

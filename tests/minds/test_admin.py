@@ -1,6 +1,7 @@
 import pytest
 
 from minds.models import Mind
+from tests.factories import remember
 
 pytestmark = pytest.mark.django_db
 
@@ -60,3 +61,18 @@ def test_staff_may_create_a_mind_past_the_per_account_cap(admin_client, owner, m
     )
     assert response.status_code == 200
     assert Mind.objects.filter(owner=owner).count() == 2
+
+
+def test_the_change_page_shows_the_counters_and_saving_it_keeps_them(admin_client, mind):
+    remember(mind, "a", "hello")
+    mind.refresh_from_db()
+    held = (mind.stored_memories, mind.stored_bytes, mind.history_bytes)
+    assert held[0] == 1 and held[2] > 0
+    url = f"/admin/minds/mind/{mind.pk}/change/"
+    html = admin_client.get(url).content.decode()
+    assert "History bytes" in html and str(mind.history_bytes) in html
+    form = {"owner": mind.owner_id, "name": "Renamed", "description": "", "history_bytes": 0}
+    assert admin_client.post(url, form).status_code == 302
+    mind.refresh_from_db()
+    assert mind.name == "Renamed"
+    assert (mind.stored_memories, mind.stored_bytes, mind.history_bytes) == held
