@@ -13,7 +13,7 @@ import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
 from synapse_site.logs import logging_config, parse_log_format
-from synapse_site.paths import BASE_DIR, data_dir, private_dir
+from synapse_site.paths import BASE_DIR, data_dir, private_dir, private_sqlite_file
 
 
 def env_str(name: str, default: str) -> str:
@@ -402,6 +402,7 @@ if _jobs_storage["huey_class"] == "huey.SqliteHuey":
     # huey opens its file as Django loads, before any command runs: `migrate`, `check` and the
     # worker itself must work on a fresh clone whose database is elsewhere (no data/ yet).
     private_dir(Path(_jobs_storage["filename"]).parent)
+    private_sqlite_file(Path(_jobs_storage["filename"]))
 HUEY = {
     "name": "synapse",
     **_jobs_storage,
