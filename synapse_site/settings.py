@@ -260,6 +260,17 @@ AXES_RESET_ON_SUCCESS = True
 AXES_RESET_COOL_OFF_ON_FAILURE_DURING_LOCKOUT = False
 # No table of every successful login: the failures are all the lockout needs.
 AXES_DISABLE_ACCESS_LOG = True
+# A failure's row keeps the form it came with, masked: a password change form carries two
+# passwords besides the old one (`password` itself is always masked).
+AXES_SENSITIVE_PARAMETERS = [
+    "username",
+    "ip_address",
+    "old_password",
+    "new_password1",
+    "new_password2",
+    "password1",
+    "password2",
+]
 LOGIN_URL = "/accounts/login/"
 LOGIN_REDIRECT_URL = "/dashboard/"
 LOGOUT_REDIRECT_URL = "/accounts/login/"
