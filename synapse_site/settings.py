@@ -271,6 +271,9 @@ AXES_SENSITIVE_PARAMETERS = [
     "password1",
     "password2",
 ]
+# Sessions in the database, each row keyed by a hash of the cookie's key (accounts/sessions.py):
+# a copy of the database, such as a backup, opens no one's session.
+SESSION_ENGINE = "accounts.sessions"
 LOGIN_URL = "/accounts/login/"
 LOGIN_REDIRECT_URL = "/dashboard/"
 LOGOUT_REDIRECT_URL = "/accounts/login/"
