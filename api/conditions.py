@@ -78,4 +78,4 @@ def refuse_if_match(request: Request, *, instead: str) -> None:
     condition the client counts on must not be dropped in silence. `instead`: where to send it.
     """
     if request.headers.get(IF_MATCH) is not None:
-        raise Invalid.one(IF_MATCH, f"This write does not take If-Match: {instead}")
+        raise Invalid.one(IF_MATCH, f"Not taken by this write. {instead}")
