@@ -403,7 +403,10 @@ class MemoryViewSet(viewsets.GenericViewSet[Memory]):
     @extend_schema(
         summary="Memories with a tag",
         parameters=[
-            OpenApiParameter("tag", {"type": "string", "pattern": r"\S"}, required=True),
+            # Not only whitespace as Python strips it, which also takes \x1c-\x1f and \x85.
+            OpenApiParameter(
+                "tag", {"type": "string", "pattern": r"[^\s\x1c-\x1f\x85]"}, required=True
+            ),
             *PAGE_PARAMS,
         ],
         responses=MemoryListAnswerSerializer,
