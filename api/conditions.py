@@ -6,7 +6,8 @@ the write's lock (services, `expected_version`).
 - A list of entity tags matches when any of them is the current version.
 - A weak tag (`W/"…"`) never matches: If-Match compares strongly, and our ETags are strong.
 - A header that is not `*` or a list of quoted entity tags is a 400 naming If-Match, rather
-  than a condition silently dropped.
+  than a condition silently dropped; so is If-Match on a write that does not take one
+  (`POST /memory`, an upsert by key: the condition belongs on `PUT`/`PATCH /memory/{id}`).
 """
 
 from __future__ import annotations
@@ -70,3 +71,11 @@ def expected_version(request: Request) -> Expected:
     if not _TAG_LIST.fullmatch(raw):
         raise Invalid.one(IF_MATCH, f"{_HINT} Got {raw[:80]!r}.")
     return tuple(opaque[1:-1] for weak, opaque in _TAG.findall(raw) if not weak)
+
+
+def refuse_if_match(request: Request, *, instead: str) -> None:
+    """Invalid when the request carries If-Match: this write does not judge one, and a
+    condition the client counts on must not be dropped in silence. `instead`: where to send it.
+    """
+    if request.headers.get(IF_MATCH) is not None:
+        raise Invalid.one(IF_MATCH, f"Not taken by this write. {instead}")

@@ -38,6 +38,7 @@ from api.conditions import (
     PRECONDITION_FAILED,
     etag,
     expected_version,
+    refuse_if_match,
 )
 from api.idempotency import HEADER as IDEMPOTENCY_HEADER
 from api.idempotency import idempotent
@@ -95,7 +96,8 @@ MIND_PARAM = OpenApiParameter(
     "mind",
     str,
     description="A person's mind id (m_…); may be omitted with exactly one mind. "
-    "Ignored for a Mind Key. The X-Mind-Id header works too.",
+    "A Mind Key acts only for its own mind: naming another one is a 400. "
+    "The X-Mind-Id header works too.",
 )
 IDEMPOTENCY_PARAM = OpenApiParameter(
     IDEMPOTENCY_HEADER,
@@ -103,6 +105,11 @@ IDEMPOTENCY_PARAM = OpenApiParameter(
     OpenApiParameter.HEADER,
     description="Repeats within 24 h answer the first answer again; "
     "the same key with another body is a 409.",
+)
+# POST /memory is an upsert by (category, key): a write conditional on a version is one by id.
+STORE_IF_MATCH = (
+    "POST /memory stores by category and key whatever is there. To change a memory only if it "
+    "is still the version you read, send If-Match with PUT or PATCH /memory/{id}."
 )
 ID_PARAM = OpenApiParameter(
     "id",
@@ -311,6 +318,7 @@ class MemoryViewSet(viewsets.GenericViewSet[Memory]):
     def create(self, request: Request) -> HttpResponse | Response:
         mind = mind_for_request(request)
         actor = actor_for_request(request)
+        refuse_if_match(request, instead=STORE_IF_MATCH)
 
         def store() -> tuple[int, dict[str, Any]]:
             result = services.memory_store(mind=mind, actor=actor, body=request.data)
@@ -395,7 +403,10 @@ class MemoryViewSet(viewsets.GenericViewSet[Memory]):
     @extend_schema(
         summary="Memories with a tag",
         parameters=[
-            OpenApiParameter("tag", {"type": "string", "pattern": r"\S"}, required=True),
+            # Not only whitespace as Python strips it, which also takes \x1c-\x1f and \x85.
+            OpenApiParameter(
+                "tag", {"type": "string", "pattern": r"[^\s\x1c-\x1f\x85]"}, required=True
+            ),
             *PAGE_PARAMS,
         ],
         responses=MemoryListAnswerSerializer,

@@ -9,12 +9,17 @@ from minds.access import MindAgent, mind_for_person, only_mind_of
 from minds.models import Mind
 from synapse_site.logs import bind_mind
 
+KEY_NAMES_ANOTHER_MIND = (
+    "A Mind Key acts only for its own mind: leave out ?mind= and X-Mind-Id, "
+    "or name the key's own mind."
+)
+
 
 def mind_for_request(request: Request) -> Mind:
     """The mind of a Mind Key, or the person's mind named by `?mind=` / `X-Mind-Id`.
 
     A person with exactly one mind may omit it. A mind they may not reach answers 404, like
-    one that does not exist.
+    one that does not exist. A Mind Key may name only its own mind there (400 otherwise).
     """
     cached: Mind | None = getattr(request, "_synapse_mind", None)
     if cached is not None:
@@ -22,6 +27,11 @@ def mind_for_request(request: Request) -> Mind:
     user = request.user
     if isinstance(user, MindAgent):
         mind = user.mind
+        named = (request.query_params.get("mind"), request.headers.get("X-Mind-Id"))
+        if any(mind_id is not None and mind_id.strip() != mind.pk for mind_id in named):
+            # Refused, not ignored: the caller meant another mind. One answer whether or not
+            # that mind exists, so it tells nothing about it.
+            raise ValidationError({"mind": [KEY_NAMES_ANOTHER_MIND]})
     else:
         mind_id = request.query_params.get("mind") or request.headers.get("X-Mind-Id")
         if mind_id:

@@ -13,7 +13,7 @@ urlpatterns = [
     path("signup/", accounts.signup, name="signup"),
     path(
         "password/",
-        auth_views.PasswordChangeView.as_view(success_url="/accounts/password/done/"),
+        accounts.PasswordChangeView.as_view(success_url="/accounts/password/done/"),
         name="password_change",
     ),
     path(

@@ -6,7 +6,12 @@ from datetime import UTC, datetime
 from typing import Any
 
 from django import forms
+from django.contrib.auth import authenticate
+from django.contrib.auth import forms as auth_forms
 from django.contrib.auth.forms import AuthenticationForm
+from django.core.exceptions import ValidationError
+from django.http import HttpRequest
+from django.views.decorators.debug import sensitive_variables
 
 from accounts.services import password_problems
 from memories.filters import SORTS, Expired, MemoryFilters
@@ -27,6 +32,26 @@ class LoginForm(AuthenticationForm):
         label="Email",
         widget=forms.EmailInput(attrs={"autofocus": True, "autocomplete": "email"}),
     )
+
+
+class PasswordChangeForm(auth_forms.PasswordChangeForm):
+    """Django's form, its old password checked as a login checks one: a wrong one counts
+    toward the lockout of this email from this address (django-axes), and during a lockout
+    the right one is refused too (AxesMiddleware then answers with the lockout page)."""
+
+    def __init__(self, user: Any, *args: Any, request: HttpRequest, **kwargs: Any) -> None:
+        super().__init__(user, *args, **kwargs)
+        self.request = request
+
+    @sensitive_variables("old_password")
+    def clean_old_password(self) -> str:
+        old_password: str = self.cleaned_data["old_password"]
+        checked = authenticate(self.request, username=self.user.email, password=old_password)
+        if checked is None or checked.pk != self.user.pk:
+            raise ValidationError(
+                self.error_messages["password_incorrect"], code="password_incorrect"
+            )
+        return old_password
 
 
 class SignupForm(forms.Form):

@@ -169,7 +169,10 @@ def clean_tags(value: Any) -> list[str]:
 def clean_confidence(value: Any) -> float:
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise ValueError("Must be a number between 0.0 and 1.0.")
-    number = float(value)
+    try:
+        number = float(value)
+    except OverflowError:  # JSON integers have no size limit; past ~1e308 no float holds one
+        raise ValueError("Must be a number between 0.0 and 1.0.") from None
     if not math.isfinite(number) or not 0.0 <= number <= 1.0:
         raise ValueError("Must be a number between 0.0 and 1.0.")
     return number

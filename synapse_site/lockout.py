@@ -1,7 +1,8 @@
 """The lockout after repeated failed logins (django-axes), as Synapse configures it.
 
 Failures are counted per (email, client address) on every password form: the API's
-`POST /login`, the dashboard's log-in page and the admin's. After SYNAPSE_LOGIN_FAILURE_LIMIT
+`POST /login`, the dashboard's log-in page and the admin's, and the old password of their
+password change forms. After SYNAPSE_LOGIN_FAILURE_LIMIT
 failures that pair is refused for SYNAPSE_LOGIN_COOLOFF_MINUTES, the right password included;
 the person from another address, and other accounts from this one, are not affected.
 """
@@ -16,6 +17,9 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
 from accounts.models import User
+
+# The URL names of the password change forms (dashboard, admin): their page says so.
+PASSWORD_CHANGES = frozenset({"password_change", "admin-password-change"})
 
 
 def attempted_email(request: HttpRequest, credentials: dict[str, Any] | None) -> str | None:
@@ -38,10 +42,14 @@ def locked_out_page(
 ) -> HttpResponse:
     """The page a locked-out login form gets: 429, like every other "too many"."""
     wait = cool_off_seconds()
+    match = request.resolver_match
     response = render(
         request,
         "registration/locked_out.html",
-        {"minutes": math.ceil(wait / 60)},
+        {
+            "minutes": math.ceil(wait / 60),
+            "changing_password": match is not None and match.url_name in PASSWORD_CHANGES,
+        },
         status=429,
     )
     response["Retry-After"] = str(wait)

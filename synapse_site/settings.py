@@ -13,7 +13,7 @@ import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
 from synapse_site.logs import logging_config, parse_log_format
-from synapse_site.paths import BASE_DIR, data_dir, private_dir
+from synapse_site.paths import BASE_DIR, data_dir, private_dir, private_sqlite_file
 
 
 def env_str(name: str, default: str) -> str:
@@ -260,6 +260,20 @@ AXES_RESET_ON_SUCCESS = True
 AXES_RESET_COOL_OFF_ON_FAILURE_DURING_LOCKOUT = False
 # No table of every successful login: the failures are all the lockout needs.
 AXES_DISABLE_ACCESS_LOG = True
+# A failure's row keeps the form it came with, masked: a password change form carries two
+# passwords besides the old one (`password` itself is always masked).
+AXES_SENSITIVE_PARAMETERS = [
+    "username",
+    "ip_address",
+    "old_password",
+    "new_password1",
+    "new_password2",
+    "password1",
+    "password2",
+]
+# Sessions in the database, each row keyed by a hash of the cookie's key (accounts/sessions.py):
+# a copy of the database, such as a backup, opens no one's session.
+SESSION_ENGINE = "accounts.sessions"
 LOGIN_URL = "/accounts/login/"
 LOGIN_REDIRECT_URL = "/dashboard/"
 LOGOUT_REDIRECT_URL = "/accounts/login/"
@@ -413,6 +427,7 @@ if _jobs_storage["huey_class"] == "huey.SqliteHuey":
     # huey opens its file as Django loads, before any command runs: `migrate`, `check` and the
     # worker itself must work on a fresh clone whose database is elsewhere (no data/ yet).
     private_dir(Path(_jobs_storage["filename"]).parent)
+    private_sqlite_file(Path(_jobs_storage["filename"]))
 HUEY = {
     "name": "synapse",
     **_jobs_storage,

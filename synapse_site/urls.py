@@ -3,7 +3,7 @@ from django.contrib import admin
 from django.urls import include, path, re_path
 from django.views.generic import RedirectView
 
-from dashboard.views.accounts import admin_login
+from dashboard.views.accounts import admin_login, admin_password_change
 from synapse_site import views
 
 FACES = settings.FACE_PREFIXES
@@ -15,6 +15,12 @@ urlpatterns = [
     re_path(r"^metrics/?$", views.metrics, name="metrics"),
     # The admin's own log-in page, behind the per-address login rate limit.
     path(FACES["admin"].lstrip("/") + "login/", admin_login),
+    # Its password change, whose old password counts toward the same lockout as a login.
+    path(
+        FACES["admin"].lstrip("/") + "password_change/",
+        admin_password_change,
+        name="admin-password-change",
+    ),
     path(FACES["admin"].lstrip("/"), admin.site.urls),
     path(FACES["accounts"].lstrip("/"), include("dashboard.account_urls")),
     path(FACES["dashboard"].lstrip("/"), include("dashboard.urls")),

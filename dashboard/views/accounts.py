@@ -1,8 +1,10 @@
-"""Log in and sign up with a session: Django's views, the API's service and rate limit.
+"""Log in, sign up and change a password with a session: Django's views, the API's service
+and rate limit.
 
-Every password form (this log-in page and the admin's) shares the per-address login budget
-with `POST /login`, and django-axes locks an (email, address) pair out after repeated wrong
-passwords (synapse_site/lockout.py).
+Every password form (these log-in pages, the password changes, the admin's) shares the
+per-address login budget with `POST /login`, and django-axes locks an (email, address) pair
+out after repeated wrong passwords, old passwords on a change form included
+(synapse_site/lockout.py).
 """
 
 from __future__ import annotations
@@ -13,13 +15,14 @@ from typing import Any
 from django.conf import settings
 from django.contrib import admin, messages
 from django.contrib.auth import views as auth_views
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse, HttpResponseBase
 from django.shortcuts import redirect, render
+from django.urls import reverse
 from django.views.decorators.http import require_http_methods
 
 from accounts.services import user_register
 from core.errors import Invalid
-from dashboard.forms import LoginForm, SignupForm
+from dashboard.forms import LoginForm, PasswordChangeForm, SignupForm
 from synapse_site.throttling import LoginRateThrottle
 
 
@@ -45,6 +48,29 @@ def admin_login(request: HttpRequest, extra_context: dict[str, Any] | None = Non
     if request.method == "POST" and (refused := too_many_attempts(request)):
         return refused
     return admin.site.login(request, extra_context)
+
+
+class PasswordChangeView(auth_views.PasswordChangeView):
+    """The old password is a password guess like a login's: same budget, same lockout."""
+
+    form_class = PasswordChangeForm
+
+    def get_form_kwargs(self) -> dict[str, Any]:
+        return {**super().get_form_kwargs(), "request": self.request}
+
+    def post(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        return too_many_attempts(request) or super().post(request, *args, **kwargs)
+
+
+@admin.site.admin_view
+def admin_password_change(request: HttpRequest) -> HttpResponseBase:
+    """The admin's own password change (staff only), with the dashboard's form and checks."""
+    request.current_app = admin.site.name
+    view = PasswordChangeView.as_view(
+        success_url=reverse("admin:password_change_done"),
+        extra_context=admin.site.each_context(request),
+    )
+    return view(request)
 
 
 # One answer whether or not the address had an account, so the form tells no one who does.

@@ -7,16 +7,21 @@ between its tries, while a write holds the lock for about a millisecond: with tw
 writing, much of their time went to that sleep. Here `BEGIN` tries again after 50 µs,
 doubling up to 1 ms, until the connection's busy timeout has passed, then fails as before
 ("database is locked"). Every other statement keeps SQLite's own waiting.
+
+The database file is made owner-only before SQLite opens it, whatever its folder's mode.
 """
 
 from __future__ import annotations
 
 import sqlite3
 import time
+from pathlib import Path
 from typing import Any
 
 from django.db import OperationalError
 from django.db.backends.sqlite3 import base
+
+from synapse_site.paths import private_sqlite_file
 
 FIRST_WAIT = 50e-6  # seconds
 LONGEST_WAIT = 1e-3
@@ -26,6 +31,9 @@ class DatabaseWrapper(base.DatabaseWrapper):
     busy_timeout_ms = 0
 
     def get_new_connection(self, conn_params: dict[str, Any]) -> sqlite3.Connection:
+        name = str(conn_params["database"])
+        if name != ":memory:" and not name.startswith("file:"):
+            private_sqlite_file(Path(name))
         connection: sqlite3.Connection = super().get_new_connection(conn_params)
         self.busy_timeout_ms = int(connection.execute("PRAGMA busy_timeout").fetchone()[0])
         return connection

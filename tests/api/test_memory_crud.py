@@ -197,6 +197,16 @@ def test_bad_update_is_400(agent, stored, field, value):
     assert field in response.json()["fields"]
 
 
+@pytest.mark.parametrize("method", ["put", "patch"])
+def test_a_confidence_too_big_for_a_float_is_400(agent, stored, method):
+    response = getattr(agent, method)(
+        f"/memory/{stored['id']}", {"confidence": 10**400}, format="json"
+    )
+    assert response.status_code == 400, response.content
+    assert "between 0.0 and 1.0" in response.json()["fields"]["confidence"][0]
+    assert agent.get(f"/memory/{stored['id']}").json()["confidence"] == stored["confidence"]
+
+
 def test_update_ignores_server_owned_fields(agent, stored):
     record = {**stored, "content": "Lives in Munich", "verified": True, "id": "mem_other"}
     record.pop("action")

@@ -131,9 +131,10 @@ def test_stranger_agent_sees_only_its_own_mind(stranger_agent, stranger_mind, me
     assert [m["key"] for m in data["memories"]] == ["stranger_fact"]
 
 
-def test_mind_key_ignores_a_mind_parameter(stranger_agent, mind, memories):
-    body = text_of(stranger_agent.get(f"/memory/recall?mind={mind.id}"))
-    assert "user_name" not in body
+def test_mind_key_naming_another_mind_is_refused(stranger_agent, mind, memories):
+    response = stranger_agent.get(f"/memory/recall?mind={mind.id}")
+    assert response.status_code == 400
+    assert "user_name" not in text_of(response)
 
 
 def test_human_with_one_mind_recalls_it(human, memories):

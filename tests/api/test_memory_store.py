@@ -186,6 +186,8 @@ def test_expires_at_accepts_iso_or_epoch_and_answers_iso_utc(agent, value, expec
         ("confidence", 1.5),
         ("confidence", -0.1),
         ("confidence", True),
+        pytest.param("confidence", 10**400, id="confidence-10**400"),
+        pytest.param("confidence", -(10**400), id="confidence--10**400"),
         ("expires_at", "next week"),
         ("expires_at", True),
         ("expires_at", {"at": 1}),

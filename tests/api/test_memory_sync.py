@@ -219,3 +219,16 @@ def test_sync_of_1000_changed_memories_is_batched(agent, mind):
     assert set(MemoryTag.objects.filter(mind=mind).values_list("tag", flat=True)) == {"b"}
     assert MemoryEvent.objects.filter(mind=mind, action="update").count() == 1000
     assert Memory.objects.filter(mind=mind, content__startswith="v2").count() == 1000
+
+
+def test_a_confidence_too_big_for_a_float_is_an_item_error_not_a_failed_batch(agent, mind):
+    body = sync(
+        agent,
+        [
+            {"category": "fact", "key": "huge", "content": "x", "confidence": 10**400},
+            {"category": "fact", "key": "fine", "content": "ok", "confidence": 0.5},
+        ],
+    ).json()
+    assert [r["key"] for r in body["results"]] == ["fine"]
+    assert body["errors"][0]["index"] == 0 and "confidence" in body["errors"][0]["fields"]
+    assert list(Memory.objects.filter(mind=mind).values_list("key", flat=True)) == ["fine"]

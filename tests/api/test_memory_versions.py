@@ -182,3 +182,33 @@ def test_another_mind_is_404_not_412(other_human, other_user, stranger_agent, mi
 def test_a_missing_memory_is_404_whatever_if_match_says(human):
     for header in ('"x"', "*", "malformed"):
         assert send(human, "patch", "mem_nothing", header).status_code == 404
+
+
+@pytest.mark.parametrize("if_match", ['"stale"', "*", "garbage"])
+def test_store_by_key_refuses_if_match_and_writes_nothing(agent, human, stored, if_match):
+    """POST /memory is an upsert by key: a condition it cannot judge is refused, not dropped."""
+    body = {"category": "preference", "key": "ui_theme", "content": WRITTEN_SINCE}
+    for client in (agent, human):
+        response = client.post("/memory", body, format="json", HTTP_IF_MATCH=if_match)
+        assert response.status_code == 400, response.content
+        answer = response.json()
+        assert answer["error"] == "invalid"
+        assert "PUT or PATCH /memory/{id}" in answer["fields"]["If-Match"][0]
+        created = {**body, "key": "new_key"}
+        assert (
+            client.post("/memory", created, format="json", HTTP_IF_MATCH=if_match).status_code
+            == 400
+        )
+    assert Memory.objects.get(pk=stored["id"]).content == SEEN
+    assert not Memory.objects.filter(key="new_key").exists()
+    assert events(stored["id"]) == 1
+
+
+def test_store_by_key_for_another_mind_is_404_before_any_if_match_verdict(
+    other_human, other_user, mind
+):
+    mind_create(owner=other_user, name="Theirs")
+    body = {"category": "fact", "key": "k", "content": "x"}
+    response = other_human.post(f"/memory?mind={mind.pk}", body, format="json", HTTP_IF_MATCH="*")
+    assert response.status_code == 404
+    assert not Memory.objects.filter(mind=mind).exists()

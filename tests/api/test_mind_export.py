@@ -203,6 +203,15 @@ def test_import_is_an_upsert_and_reports_bad_items(agent, mind):
     assert_invalid(agent.post("/mind/import", {"mind": {}}, format="json"), "memories")
 
 
+def test_import_reports_a_confidence_too_big_for_a_float_as_a_bad_item(agent, mind):
+    item = {"category": "fact", "key": "k", "content": "x", "confidence": 10**400}
+    response = agent.post("/mind/import", {"memories": [item]}, format="json")
+    assert response.status_code == 200, response.content
+    body = response.json()
+    assert body["errors"][0]["index"] == 0 and "confidence" in body["errors"][0]["fields"]
+    assert not Memory.objects.filter(mind=mind).exists()
+
+
 def test_export_and_import_isolation(agent, mind, stocked, stranger_agent, other_human, owner):
     theirs = json.loads(export(stranger_agent))
     assert theirs["total"] == 0 and theirs["mind"]["id"] != mind.pk

@@ -136,6 +136,7 @@ def test_agent_edit_clears_verification(mcp, mind):
         ({"content": "x"}, "category: This field is required."),
         ({"category": "fact", "content": "x", "colour": "red"}, "colour"),
         ({"category": "fact", "content": "x", "confidence": 2}, "confidence"),
+        ({"category": "fact", "content": "x", "confidence": 10**400}, "confidence: Must be"),
         ({"category": "fact", "content": "x", "priority": "urgent"}, "priority"),
         ({"category": "fact", "content": "x", "key": "has space"}, "key"),
         ({"category": "fact", "content": "x", "tags": "docker"}, "tags"),

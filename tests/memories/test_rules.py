@@ -97,3 +97,9 @@ def test_many_unknown_fields_are_named_up_to_ten():
 def test_content_bytes_are_utf8_bytes():
     assert content_bytes("abc") == 3
     assert content_bytes("grüße 日本") == len("grüße 日本".encode())
+
+
+@pytest.mark.parametrize("value", [10**400, -(10**400), 10**309], ids=["1e400", "-1e400", "1e309"])
+def test_a_confidence_too_big_for_a_float_is_refused_not_an_overflow(value):
+    with pytest.raises(ValueError, match=r"between 0\.0 and 1\.0"):
+        rules.clean_confidence(value)

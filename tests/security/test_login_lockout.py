@@ -189,6 +189,112 @@ def test_force_login_and_sessions_are_untouched(owner, mind, no_rate_limit, limi
     assert browser.get("/dashboard/").status_code == 200
 
 
+# --- Password changes: the old password is a guess like a login's ------------------------
+
+NEW = "a brand new passphrase 42"
+
+
+def change_password(browser: Client, old: str, *, path: str = "/accounts/password/"):
+    return browser.post(path, {"old_password": old, "new_password1": NEW, "new_password2": NEW})
+
+
+def signed_in(user) -> Client:
+    browser = Client()
+    browser.force_login(user)
+    return browser
+
+
+def assert_password_change_locked(response) -> None:
+    assert response.status_code == 429
+    page = response.content.decode()
+    assert "Too many wrong passwords" in page and "Your password was not changed" in page
+    assert int(response["Retry-After"]) == 15 * 60
+
+
+def test_wrong_old_passwords_lock_the_password_change_and_the_logins(owner, no_rate_limit, limit):
+    browser = signed_in(owner)
+    for _ in range(limit - 1):
+        response = change_password(browser, WRONG)
+        assert response.status_code == 200  # the form again, with its error
+        assert "old password was entered incorrectly" in response.content.decode()
+    assert_password_change_locked(change_password(browser, WRONG))
+    assert_password_change_locked(change_password(browser, PASSWORD))  # the right one too
+    owner.refresh_from_db()
+    assert owner.check_password(PASSWORD) and not owner.check_password(NEW)
+    # One lockout for the pair: logins to this email from this address wait as well.
+    assert_locked_page(dashboard_login(Client(), owner.email, PASSWORD))
+    assert api_login(APIClient(), owner.email, PASSWORD).status_code == 429
+    # From another address the person still gets in, and may change the password there.
+    elsewhere = Client(REMOTE_ADDR="192.0.2.7")
+    assert dashboard_login(elsewhere, owner.email, PASSWORD).status_code == 302
+    assert change_password(elsewhere, PASSWORD).status_code == 302
+
+
+def test_failed_logins_lock_the_password_change_too(owner, no_rate_limit, limit):
+    for _ in range(limit):
+        api_login(APIClient(), owner.email, WRONG)
+    assert_password_change_locked(change_password(signed_in(owner), PASSWORD))
+    owner.refresh_from_db()
+    assert owner.check_password(PASSWORD)
+
+
+def test_a_failed_password_change_keeps_no_password_in_the_attempts_table(
+    owner, no_rate_limit, limit
+):
+    browser = signed_in(owner)
+    change_password(browser, WRONG)
+    stored = AccessAttempt.objects.get()
+    assert stored.username == owner.email and stored.failures_since_start == 1
+    for secret in (WRONG, NEW, PASSWORD):
+        assert secret not in stored.post_data
+
+
+def test_the_password_change_shares_the_per_address_rate_limit(owner, other_user, settings):
+    settings.REST_FRAMEWORK = {
+        **settings.REST_FRAMEWORK,
+        "DEFAULT_THROTTLE_RATES": {"credential": None, "login": "3/min"},
+    }
+    for n in range(3):  # three other accounts: no lockout, only the rate
+        dashboard_login(Client(), f"user{n}@example.com", WRONG)
+    response = change_password(signed_in(owner), PASSWORD)
+    assert response.status_code == 429
+    assert "Too many attempts" in response.content.decode()
+    owner.refresh_from_db()
+    assert owner.check_password(PASSWORD)
+    elsewhere = signed_in(other_user)
+    elsewhere.defaults["REMOTE_ADDR"] = "192.0.2.9"
+    assert change_password(elsewhere, PASSWORD).status_code == 302
+
+
+def test_the_admin_password_change_counts_toward_the_same_lockout(staff, no_rate_limit, limit):
+    browser = signed_in(staff)
+    path = "/admin/password_change/"
+    assert browser.get(path).status_code == 200
+    for _ in range(limit - 1):
+        assert change_password(browser, WRONG, path=path).status_code == 200
+    assert_password_change_locked(change_password(browser, WRONG, path=path))
+    assert_password_change_locked(change_password(browser, PASSWORD, path=path))
+    assert_locked_page(admin_login(Client(), STAFF_EMAIL, PASSWORD))
+    staff.refresh_from_db()
+    assert staff.check_password(PASSWORD)
+
+
+def test_the_admin_password_change_works_and_is_staff_only(staff, owner, no_rate_limit):
+    path = "/admin/password_change/"
+    outsider = signed_in(owner)
+    assert outsider.get(path).status_code == 302  # to the admin's log-in page
+    assert change_password(outsider, PASSWORD, path=path).status_code == 302
+    owner.refresh_from_db()
+    assert owner.check_password(PASSWORD)
+    browser = signed_in(staff)
+    response = change_password(browser, PASSWORD, path=path)
+    assert response.status_code == 302
+    assert response["Location"] == "/admin/password_change/done/"
+    staff.refresh_from_db()
+    assert staff.check_password(NEW)
+    assert browser.get("/admin/").status_code == 200  # this session stays signed in
+
+
 SETTINGS_SCRIPT = (
     "import django, os, json; os.environ.setdefault('DJANGO_SETTINGS_MODULE', "
     "'synapse_site.settings'); django.setup(); from django.conf import settings as s; "
