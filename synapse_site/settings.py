@@ -341,6 +341,9 @@ SYNAPSE_EMBEDDINGS_MODEL = env_str("SYNAPSE_EMBEDDINGS_MODEL", "")
 SYNAPSE_EMBEDDINGS_KEY = env_str("SYNAPSE_EMBEDDINGS_KEY", "")
 SYNAPSE_EMBEDDINGS_TIMEOUT = env_int("SYNAPSE_EMBEDDINGS_TIMEOUT", 30)
 SYNAPSE_EMBEDDINGS_THREADS = env_int("SYNAPSE_EMBEDDINGS_THREADS", 1)
+# The most tokens of one text the embeddings API takes (512: a text-embeddings server with an
+# e5 or bge model; 8191: OpenAI): each text is cut to fewer UTF-8 bytes than this.
+SYNAPSE_EMBEDDINGS_MAX_TOKENS = env_int("SYNAPSE_EMBEDDINGS_MAX_TOKENS", 512)
 if SYNAPSE_EMBEDDINGS.lower() in {"local", "off"}:
     SYNAPSE_EMBEDDINGS = SYNAPSE_EMBEDDINGS.lower()
     if SYNAPSE_EMBEDDINGS == "local" and SYNAPSE_EMBEDDINGS_MODEL:
@@ -374,6 +377,8 @@ if SYNAPSE_EMBEDDINGS_TIMEOUT < 1 or SYNAPSE_EMBEDDINGS_THREADS < 1:
     raise ImproperlyConfigured(
         "SYNAPSE_EMBEDDINGS_TIMEOUT (seconds) and SYNAPSE_EMBEDDINGS_THREADS must be 1 or more."
     )
+if SYNAPSE_EMBEDDINGS_MAX_TOKENS < 64:
+    raise ImproperlyConfigured("SYNAPSE_EMBEDDINGS_MAX_TOKENS must be 64 or more.")
 
 # --- Background work ------------------------------------------------------------------------
 

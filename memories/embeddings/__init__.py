@@ -63,6 +63,7 @@ def get_embedder() -> Embedder | None:
             str(settings.SYNAPSE_EMBEDDINGS_MODEL),
             str(settings.SYNAPSE_EMBEDDINGS_KEY),
             str(settings.SYNAPSE_EMBEDDINGS_TIMEOUT),
+            str(settings.SYNAPSE_EMBEDDINGS_MAX_TOKENS),
         )
     embedder = _embedders.get(config)
     if embedder is not None:
@@ -82,5 +83,11 @@ def _load(config: tuple[str, ...]) -> Embedder:
         return LocalEmbedder(threads=int(config[1]))
     from memories.embeddings.remote import RemoteEmbedder
 
-    base_url, model, key, timeout = config
-    return RemoteEmbedder(base_url=base_url, model=model, key=key, timeout=float(timeout))
+    base_url, model, key, timeout, max_tokens = config
+    return RemoteEmbedder(
+        base_url=base_url,
+        model=model,
+        key=key,
+        timeout=float(timeout),
+        max_tokens=int(max_tokens),
+    )
