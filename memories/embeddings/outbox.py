@@ -46,8 +46,18 @@ ERROR_CHARS = 200
 
 logger = logging.getLogger(__name__)
 
-# Jobs per batch: one embedding call and one short transaction each.
+# Jobs per batch at most: one embedding call and one short transaction each.
 BATCH_SIZE = 64
+# A batch's vectors are stored together once it is embedded, so a batch is cut to what the
+# embedder does in about this long at its last pace (per model, in characters per second): a
+# mind's new memory waits behind another mind's flood for a batch or two, not for 64 long texts.
+BATCH_SECONDS = 0.5
+# What a text costs the embedder, in characters: its length up to about what a model reads,
+# and a little for any text.
+TEXT_COST_CAP = 1500
+TEXT_COST_BASE = 50
+_pace: dict[str, float] = {}
+_turn: dict[str, str] = {}  # the mind that went first in this process's last batch
 
 # Called after the commit of a write that queued jobs: wakes the worker (memories/apps.py).
 _wakers: list[Callable[[], None]] = []
@@ -204,6 +214,7 @@ class Batch:
     # Jobs whose text the embedder refused alone: due again later, or parked.
     refused: int = 0
     parked: int = 0
+    cost: int = 0  # of the texts embedded (`_cost`)
 
 
 def embed_pending(
@@ -216,7 +227,8 @@ def embed_pending(
     now: datetime | None = None,
 ) -> int:
     """Embed the jobs due, batch after batch, minds in turn (oldest first when not `fair`),
-    until no job is due (of one mind, when given). Returns the number of vectors stored.
+    until no job is due (of one mind, when given). Batches of at most `batch_size`, each
+    about BATCH_SECONDS of the embedder's time. Returns the number of vectors stored.
     Nothing when embeddings are off. Raises the embedder's error when it answers nothing:
     the jobs stay as they were, for the next run."""
     embedder = embedder or get_embedder()
@@ -225,7 +237,18 @@ def embed_pending(
     stored = 0
     started = time.monotonic()
     while True:
-        batch = embed_batch(embedder, batch_size=batch_size, mind_id=mind_id, fair=fair, now=now)
+        pace = _pace.get(embedder.model)
+        began = time.monotonic()
+        batch = embed_batch(
+            embedder,
+            batch_size=batch_size,
+            mind_id=mind_id,
+            fair=fair,
+            now=now,
+            budget=pace * BATCH_SECONDS if pace else TEXT_COST_CAP,
+        )
+        if batch.stored:
+            _pace[embedder.model] = batch.cost / max(time.monotonic() - began, 1e-3)
         if not batch.taken:
             if stored:
                 logger.info(
@@ -247,9 +270,12 @@ def embed_batch(
     mind_id: str | None = None,
     fair: bool = True,
     now: datetime | None = None,
+    budget: float | None = None,
 ) -> Batch:
     """One batch of the jobs due: read, embed (outside any transaction), store. A text the
-    embedder refuses is found alone (the rest stored) and its job put off, or parked."""
+    embedder refuses is found alone (the rest stored) and its job put off, or parked. With a
+    `budget` (characters, `_cost`), only the first texts within it are embedded (one at
+    least); the other jobs read stay as they are."""
     now = now or timezone.now()
     if mind_id or not fair:
         jobs = list(
@@ -262,10 +288,22 @@ def embed_batch(
     read = {job.memory_id: job for job in jobs}
     found = Memory.objects.filter(pk__in=list(read)).only("id", "mind_id", "key", "content", "tags")
     by_id = {memory.pk: memory for memory in found}
-    memories = [by_id[job.memory_id] for job in jobs if job.memory_id in by_id]
+    items: list[tuple[Memory, str]] = []
+    cost = 0
+    taken: dict[str, EmbeddingJob] = {}
+    for job in jobs:
+        memory = by_id.get(job.memory_id)
+        if memory is not None:
+            text = embedding_text(memory)
+            if items and budget is not None and cost + _cost(text) > budget:
+                break  # this job and those after it stay as they are, for the next batch
+            items.append((memory, text))
+            cost += _cost(text)
+        taken[job.memory_id] = job  # a job whose memory is gone is dropped
+    read = taken
     embedding = _Embedding(embedder)
     try:
-        embedding.run([(memory, embedding_text(memory)) for memory in memories])
+        embedding.run(items)
     except Exception:
         # The embedder answers nothing (not even the probe): what it answered before is
         # stored, the other jobs stay as they are for the next run.
@@ -276,14 +314,20 @@ def embed_batch(
     handled = {pk: job.queued_at for pk, job in read.items() if pk not in embedding.refused}
     batch = _store_logged(embedder.model, handled, embedding.done)
     batch.taken = len(read)
+    batch.cost = cost
     batch.refused = len(embedding.refused)
     batch.parked = _put_off(read, embedding.refused, now)
     return batch
 
 
+def _cost(text: str) -> int:
+    return min(len(text), TEXT_COST_CAP) + TEXT_COST_BASE
+
+
 def _fair_jobs(batch_size: int, now: datetime) -> list[EmbeddingJob]:
-    """Up to `batch_size` jobs due, the minds that have some in turn: the minds whose oldest
-    job due is oldest first (at most `batch_size` minds), each mind's jobs in due order.
+    """Up to `batch_size` jobs due, the minds that have some in turn: the first job of each
+    mind, then the second of each …, among the `batch_size` minds whose oldest job due is
+    oldest, starting after the mind that went first last time; each mind's jobs in due order.
 
     Two statements that read the (mind_id, due_at, memory_id) index only where they use it,
     however many jobs wait: the minds, found by skipping from one mind to the next (a
@@ -308,9 +352,14 @@ def _fair_jobs(batch_size: int, now: datetime) -> list[EmbeddingJob]:
             ") heads WHERE head <= %s ORDER BY head, mind_id LIMIT %s",
             [due, batch_size],
         )
-        minds = [row[0] for row in cursor.fetchall()]
-    if not minds:
+        chosen = sorted(row[0] for row in cursor.fetchall())
+    if not chosen:
         return []
+    # The turn goes round: the mind after the one that went first last time goes first, so
+    # a batch cut short by its budget still reaches every mind in its turn.
+    last = _turn.get("first", "")
+    minds = [m for m in chosen if m > last] + [m for m in chosen if m <= last]
+    _turn["first"] = minds[0]
     share = batch_size - len(minds) + 1
     columns = ", ".join(quote(f.column) for f in EmbeddingJob._meta.concrete_fields)
     each = (

@@ -336,3 +336,14 @@ def _turn_queries(mind):
     assert len(ctx.captured_queries) == 2
     # Captured with the parameters inlined; run them as captured.
     return [(q["sql"], None) for q in ctx.captured_queries]
+
+
+def test_a_batch_is_cut_to_its_budget_and_the_rest_waits_untouched(mind, stranger_mind):
+    sync(mind, 3)
+    quiet = remember(stranger_mind.mind, "quiet", "one memory")
+    first = outbox.embed_batch(FakeEmbedder(), budget=1)  # one text at least
+    assert (first.taken, first.stored) == (1, 1)
+    second = outbox.embed_batch(FakeEmbedder(), budget=1)
+    assert (second.taken, second.stored) == (1, 1) and has_vector(quiet)  # the next turn
+    assert EmbeddingJob.objects.filter(attempts=0).count() == 2
+    assert outbox.embed_pending(embedder=FakeEmbedder()) == 2
