@@ -200,20 +200,34 @@ class VectorsVersion(models.Model):
 class EmbeddingJob(models.Model):
     """A memory whose vector is missing or stale: written in the same transaction as the write
     that makes it so, removed by the worker once the vector is stored (or the memory is gone).
-    A crash at any moment leaves the row, so the work is done again, never lost."""
+    A crash at any moment leaves the row, so the work is done again, never lost.
+
+    A job the embedder refuses on its own is tried again later (`due_at`, `attempts`), and
+    after MAX_ATTEMPTS is parked: `due_at` empty, kept with its `last_error` until the memory
+    is written again or an operator retries it (memories/embeddings/outbox.py)."""
 
     # Not a foreign key: the job of a memory deleted meanwhile is simply dropped.
     memory_id = models.CharField(primary_key=True, max_length=32)
     mind_id = models.CharField(max_length=32)
     queued_at = models.DateTimeField(default=timezone.now)
+    # When the worker may take it: `queued_at` at first, later after a failure; None: parked.
+    due_at = models.DateTimeField(null=True, default=timezone.now)
+    attempts = models.PositiveSmallIntegerField(default=0)
+    last_error = models.CharField(max_length=200, blank=True, default="")
 
     class Meta:
-        # No index by mind: every write that queues a job would pay for it, and a mind's
-        # count (stats) reads a table that is empty but for the last seconds' writes.
-        indexes = [models.Index(fields=["queued_at"], name="embedding_job_queue_idx")]
+        # The worker serves minds in turn, each mind's jobs in due order: one index walks
+        # both (outbox._fair_jobs), and counts a mind's pending and parked jobs.
+        indexes = [
+            models.Index(fields=["mind_id", "due_at", "memory_id"], name="embedding_job_turn_idx")
+        ]
 
     def __str__(self) -> str:
         return f"{self.memory_id} (queued {self.queued_at:%Y-%m-%d %H:%M:%S})"
+
+    @property
+    def parked(self) -> bool:
+        return self.due_at is None
 
 
 class MemoryTag(models.Model):

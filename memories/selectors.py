@@ -306,8 +306,10 @@ def mind_usage(*, mind: Mind) -> dict[str, int]:
 def memory_stats(*, mind: Mind, now: datetime | None = None) -> dict[str, Any]:
     """Totals of every memory of the mind (expired ones included, and counted apart) by
     category, priority, source and verification: one GROUP BY query plus one for tags;
-    `embedded` (memories with a vector of the current model) and `pending_embedding` (queued
-    for one), one query each; `usage` (mind_usage) from the mind row."""
+    `embedded` (memories with a vector of the current model), `pending_embedding` (queued
+    for one) and `parked_embedding` (refused by the embedder again and again: taken by no
+    batch until the memory changes or an operator retries), one query each; `usage`
+    (mind_usage) from the mind row."""
     now = now or timezone.now()
     is_expired = Case(
         When(expired_q(now), then=Value(True)), default=Value(False), output_field=BooleanField()
@@ -400,12 +402,14 @@ def mind_health(*, mind: Mind, now: datetime | None = None) -> dict[str, Any]:
 @dataclass
 class Overview:
     """The dashboard's overview of a mind: live memories by category, priority and
-    verification, and created/updated writes per day (UTC)."""
+    verification, created/updated writes per day (UTC), and memories waiting for a vector
+    (`pending_embedding`) or parked after the embedder refused them (`parked_embedding`)."""
 
     counts: dict[str, int]
     by_category: list[tuple[str, int]]
     by_priority: list[tuple[str, int]]
     writes: list[tuple[date, int, int]] = field(default_factory=list)  # day, created, updated
+    embedding: dict[str, int] = field(default_factory=dict)
 
     @property
     def verified_share(self) -> float:
@@ -448,6 +452,8 @@ def memory_overview(*, mind: Mind, days: int = 30, now: datetime | None = None) 
             (PRIORITY_NAMES[p], priorities.get(p, 0)) for p in sorted(PRIORITY_NAMES, reverse=True)
         ],
         writes=writes,
+        # Counted without loading the model: the page needs no vector.
+        embedding=outbox.job_counts(mind_id=mind.pk),
     )
 
 

@@ -4,7 +4,8 @@ The work lives in the database (the embedding outbox, memories/embeddings/outbox
 task only says "look at it now". So a lost or duplicated task loses nothing and stores
 nothing twice: a write that queued jobs wakes the worker after its commit (`wake`, at most
 once per WAKE_INTERVAL per process), a periodic task looks every minute anyway, and a worker
-starting queues every memory with no vector of the current model. A running worker also
+starting queues every memory with no vector of the current model and gives parked jobs
+(refused by the embedder again and again) another round of attempts. A running worker also
 beats a heartbeat, read by GET /health/ready.
 """
 
@@ -41,7 +42,8 @@ def embed_pending_periodically() -> int:
 
 @on_startup()
 def queue_missing_at_start() -> None:
-    """Queue memories with no vector of the current model (new install, model changed)."""
+    """Queue memories with no vector of the current model (new install, model changed), and
+    retry parked jobs (the embeddings API or its settings may have changed)."""
     try:
         embedder = get_embedder()
         if embedder is None:
@@ -49,6 +51,9 @@ def queue_missing_at_start() -> None:
         queued = outbox.queue_missing(model=embedder.model)
         if queued:
             logger.info("Queued %d memories for embedding with %s", queued, embedder.model)
+        retried = outbox.retry_parked()
+        if retried:
+            logger.info("Retrying %d parked embedding jobs", retried)
         embed_pending()
     except Exception:  # the worker still runs: the periodic task takes what is queued
         logger.exception("Could not queue the memories that have no vector")

@@ -120,6 +120,12 @@ class StoredCounts(Collector):
             "Memories waiting for the background worker to give them a vector.",
             value=outbox.pending_count(),
         )
+        yield GaugeMetricFamily(
+            "synapse_embeddings_parked",
+            "Memories the embedder refused again and again: no batch takes them until their "
+            "memory changes, a worker starts or `manage.py embed` runs.",
+            value=outbox.parked_count(),
+        )
         if outbox.enabled():
             seen = worker_last_seen()
             yield GaugeMetricFamily(

@@ -361,6 +361,9 @@ SYNAPSE_EMBEDDINGS_TIMEOUT = env_int("SYNAPSE_EMBEDDINGS_TIMEOUT", 30)
 # since a web worker waits with it (the background worker's documents wait the one above).
 SYNAPSE_EMBEDDINGS_QUERY_TIMEOUT = env_int("SYNAPSE_EMBEDDINGS_QUERY_TIMEOUT", 2)
 SYNAPSE_EMBEDDINGS_THREADS = env_int("SYNAPSE_EMBEDDINGS_THREADS", 1)
+# The most tokens of one text the embeddings API takes (512: a text-embeddings server with an
+# e5 or bge model; 8191: OpenAI): each text is cut to fewer UTF-8 bytes than this.
+SYNAPSE_EMBEDDINGS_MAX_TOKENS = env_int("SYNAPSE_EMBEDDINGS_MAX_TOKENS", 512)
 if SYNAPSE_EMBEDDINGS.lower() in {"local", "off"}:
     SYNAPSE_EMBEDDINGS = SYNAPSE_EMBEDDINGS.lower()
     if SYNAPSE_EMBEDDINGS == "local" and SYNAPSE_EMBEDDINGS_MODEL:
@@ -399,6 +402,8 @@ if (
         "SYNAPSE_EMBEDDINGS_TIMEOUT, SYNAPSE_EMBEDDINGS_QUERY_TIMEOUT (seconds) and "
         "SYNAPSE_EMBEDDINGS_THREADS must be 1 or more."
     )
+if SYNAPSE_EMBEDDINGS_MAX_TOKENS < 64:
+    raise ImproperlyConfigured("SYNAPSE_EMBEDDINGS_MAX_TOKENS must be 64 or more.")
 
 # --- Background work ------------------------------------------------------------------------
 

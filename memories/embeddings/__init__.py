@@ -64,6 +64,7 @@ def get_embedder() -> Embedder | None:
             str(settings.SYNAPSE_EMBEDDINGS_KEY),
             str(settings.SYNAPSE_EMBEDDINGS_TIMEOUT),
             str(settings.SYNAPSE_EMBEDDINGS_QUERY_TIMEOUT),
+            str(settings.SYNAPSE_EMBEDDINGS_MAX_TOKENS),
         )
     embedder = _embedders.get(config)
     if embedder is not None:
@@ -84,7 +85,7 @@ def _load(config: tuple[str, ...]) -> Embedder:
     from memories.embeddings.breaker import Breaker
     from memories.embeddings.remote import RemoteEmbedder
 
-    base_url, model, key, timeout, query_timeout = config
+    base_url, model, key, timeout, query_timeout, max_tokens = config
     return RemoteEmbedder(
         base_url=base_url,
         model=model,
@@ -93,4 +94,5 @@ def _load(config: tuple[str, ...]) -> Embedder:
         query_timeout=float(query_timeout),
         # One breaker per API and model, whatever the timeouts: every worker shares it.
         breaker=Breaker(f"{base_url} {model}", probe_seconds=float(query_timeout) + 1),
+        max_tokens=int(max_tokens),
     )

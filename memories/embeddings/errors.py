@@ -4,7 +4,14 @@ from __future__ import annotations
 
 
 class EmbeddingsError(Exception):
-    """The embedder cannot load or answer; the message says what is wrong and where."""
+    """The embedder cannot load or answer; the message says what is wrong and where.
+
+    `reason` is what went wrong without the where (no URL): short enough to keep beside a
+    job the embedder refused (EmbeddingJob.last_error), for the operator."""
+
+    def __init__(self, message: str, *, reason: str = "") -> None:
+        super().__init__(message)
+        self.reason = reason or message
 
 
 class ModelFileRefused(EmbeddingsError):

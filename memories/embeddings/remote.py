@@ -27,9 +27,11 @@ from memories.embeddings.vectors import Vectors, normalised
 
 # Texts per request: well under every server's limit, few enough that one slow batch is short.
 BATCH_SIZE = 64
-# A text is cut to this many characters: about 500 tokens of English, which every embeddings
-# model reads (longer inputs are refused by some servers instead of truncated).
-MAX_CHARS = 2048
+# The most tokens of one text the API takes unless told (SYNAPSE_EMBEDDINGS_MAX_TOKENS): a
+# text-embeddings server refuses longer inputs (413) instead of truncating them.
+MAX_TOKENS = 512
+# Tokens the server adds to each text ([CLS] and [SEP], <s> and </s>, a prompt of its own).
+RESERVED_TOKENS = 8
 MAX_RESPONSE_BYTES = 64 * 1024 * 1024
 _DETAIL_CHARS = 300
 
@@ -52,6 +54,7 @@ class RemoteEmbedder:
         timeout: float = 30.0,
         query_timeout: float = 2.0,
         breaker: Breaker | None = None,
+        max_tokens: int = MAX_TOKENS,
     ) -> None:
         self.url = base_url.rstrip("/") + "/embeddings"
         self.model = f"remote:{model}"
@@ -60,6 +63,7 @@ class RemoteEmbedder:
         self._timeout = timeout
         self._query_timeout = query_timeout
         self._breaker = breaker
+        self._max_bytes = max(max_tokens - RESERVED_TOKENS, 1)
         self._dimensions: int | None = None
         self._opener = urllib.request.build_opener(_NoRedirects())
 
@@ -103,44 +107,56 @@ class RemoteEmbedder:
         return vectors
 
     def _request(self, texts: list[str], *, query: bool = False) -> Vectors:
-        body = json.dumps({"model": self._model, "input": [t[:MAX_CHARS] for t in texts]})
+        body = json.dumps({"model": self._model, "input": [self.cut(t) for t in texts]})
         headers = {"Content-Type": "application/json", "Accept": "application/json"}
         if self._key:
             headers["Authorization"] = f"Bearer {self._key}"
         request = urllib.request.Request(
             self.url, data=body.encode("utf-8"), headers=headers, method="POST"
         )
-        where = f"The embeddings API at {self.url}"
         try:
             timeout = self._query_timeout if query else self._timeout
             with self._opener.open(request, timeout=timeout) as response:
                 raw = response.read(MAX_RESPONSE_BYTES + 1)
         except urllib.error.HTTPError as exc:
             moved = " (redirects are not followed)" if 300 <= exc.code < 400 else ""
-            raise EmbeddingsError(
-                f"{where} answered {exc.code} {exc.reason}{moved}: {_server_message(exc)}"
+            raise self._error(
+                f"answered {exc.code} {exc.reason}{moved}: {_server_message(exc)}"
             ) from None
         except urllib.error.URLError as exc:
             if isinstance(exc.reason, TimeoutError):
-                raise EmbeddingsError(self._timed_out(where, query=query)) from None
-            raise EmbeddingsError(f"{where} could not be reached: {exc.reason}.") from None
+                raise self._timed_out(query=query) from None
+            raise self._error(f"could not be reached: {exc.reason}.") from None
         except TimeoutError:
-            raise EmbeddingsError(self._timed_out(where, query=query)) from None
+            raise self._timed_out(query=query) from None
         except (http.client.HTTPException, OSError) as exc:
-            raise EmbeddingsError(f"{where} failed: {exc!r}.") from None
+            raise self._error(f"failed: {exc!r}.") from None
         if len(raw) > MAX_RESPONSE_BYTES:
-            raise EmbeddingsError(f"{where} answered more than {MAX_RESPONSE_BYTES} bytes.")
-        return self._vectors(raw, count=len(texts), where=where)
+            raise self._error(f"answered more than {MAX_RESPONSE_BYTES} bytes.")
+        return self._vectors(raw, count=len(texts))
 
-    def _timed_out(self, where: str, *, query: bool) -> str:
+    def cut(self, text: str) -> str:
+        """The text's head that no tokenizer makes more tokens of than the API takes: each
+        token of a byte-level BPE, a WordPiece or a SentencePiece vocabulary stands for one
+        byte of UTF-8 or more, so at most `max_tokens - RESERVED_TOKENS` bytes, whole
+        characters (about 500 characters of English, 125 emoji, 170 of Chinese)."""
+        head = text[: self._max_bytes].encode("utf-8")[: self._max_bytes]
+        return head.decode("utf-8", "ignore")
+
+    def _error(self, detail: str) -> EmbeddingsError:
+        return EmbeddingsError(f"The embeddings API at {self.url} {detail}", reason=detail)
+
+    def _timed_out(self, *, query: bool) -> EmbeddingsError:
         if query:
-            return (
-                f"{where} did not answer a search's question within {self._query_timeout:g} s "
+            return self._error(
+                f"did not answer a search's question within {self._query_timeout:g} s "
                 "(SYNAPSE_EMBEDDINGS_QUERY_TIMEOUT)."
             )
-        return f"{where} did not answer within {self._timeout:g} s (SYNAPSE_EMBEDDINGS_TIMEOUT)."
+        return self._error(
+            f"did not answer within {self._timeout:g} s (SYNAPSE_EMBEDDINGS_TIMEOUT)."
+        )
 
-    def _vectors(self, raw: bytes, *, count: int, where: str) -> Vectors:
+    def _vectors(self, raw: bytes, *, count: int) -> Vectors:
         """The answer's vectors in input order, checked and normalised."""
         try:
             payload = json.loads(raw)
@@ -148,21 +164,21 @@ class RemoteEmbedder:
             rows = [item["embedding"] for item in items]
             matrix = np.array(rows, dtype=np.float64)
         except (ValueError, KeyError, TypeError) as exc:
-            raise EmbeddingsError(
-                f"{where} did not answer with an embeddings list ({exc!r}): "
+            raise self._error(
+                f"did not answer with an embeddings list ({exc!r}): "
                 f"{raw[:_DETAIL_CHARS].decode('utf-8', 'replace')}"
             ) from None
         if matrix.ndim != 2 or matrix.shape[0] != count or matrix.shape[1] == 0:
-            raise EmbeddingsError(
-                f"{where} answered {matrix.shape[0] if matrix.ndim else 0} vectors of shape "
+            raise self._error(
+                f"answered {matrix.shape[0] if matrix.ndim else 0} vectors of shape "
                 f"{matrix.shape[1:]} for {count} texts."
             )
         if not np.isfinite(matrix).all() or not np.linalg.norm(matrix, axis=1).all():
-            raise EmbeddingsError(f"{where} answered a vector that is not finite, or zero.")
+            raise self._error("answered a vector that is not finite, or zero.")
         dimensions = int(matrix.shape[1])
         if self._dimensions not in (None, dimensions):
-            raise EmbeddingsError(
-                f"{where} answered {dimensions}-dimension vectors for {self._model}, "
+            raise self._error(
+                f"answered {dimensions}-dimension vectors for {self._model}, "
                 f"{self._dimensions} before: has the model behind that name changed?"
             )
         self._dimensions = dimensions

@@ -203,3 +203,20 @@ def test_settings_show_what_the_mind_holds_against_its_quotas(web, mind, strange
     assert page.context["usage"]["history_bytes"] <= 2048
     text = page.content.decode()
     assert "1.0\xa0KB of at most 50.0\xa0MB" in text and "of at most 2.0\xa0KB" in text
+
+
+def test_overview_shows_memories_waiting_for_a_vector_and_parked_ones(
+    web, mind, stranger_mind, other_web
+):
+    from memories.models import EmbeddingJob
+
+    kept = [agent_store(mind, key=f"k{i}", content=f"memory {i}") for i in range(3)]
+    agent_store(stranger_mind.mind, key="theirs", content="not counted here")
+    EmbeddingJob.objects.filter(memory_id__in=[m.pk for m in kept[:2]]).update(
+        due_at=None, attempts=5
+    )
+    EmbeddingJob.objects.filter(mind_id=stranger_mind.mind.pk).update(due_at=None, attempts=5)
+    page = web.get(f"/dashboard/minds/{mind.pk}/").content.decode()
+    assert re.search(r">1</span> waiting for search by meaning", page)
+    assert re.search(r"<strong>2 memories</strong> could not be embedded", page)
+    assert other_web.get(f"/dashboard/minds/{mind.pk}/").status_code == 404

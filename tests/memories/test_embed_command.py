@@ -40,7 +40,7 @@ def test_embed_check_reports_counts_and_embeds_nothing(mind):
     remember(mind, "a")
     remember(mind, "b")
     out, _ = run("--check")
-    assert "2 memories, 0 embedded, 2 without a current vector, 2 queued." in out
+    assert "2 memories, 0 embedded, 2 without a current vector, 2 queued, 0 parked." in out
     assert not MemoryVector.objects.exists()
 
 

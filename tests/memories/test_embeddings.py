@@ -330,6 +330,7 @@ def settings_with(tmp_path, monkeypatch, **env) -> dict:
         ({"SYNAPSE_EMBEDDINGS_TIMEOUT": "0"}, "must be 1 or more"),
         ({"SYNAPSE_EMBEDDINGS_QUERY_TIMEOUT": "0"}, "must be 1 or more"),
         ({"SYNAPSE_EMBEDDINGS_THREADS": "two"}, "is not a whole number"),
+        ({"SYNAPSE_EMBEDDINGS_MAX_TOKENS": "32"}, "must be 64 or more"),
     ],
 )
 def test_a_bad_embeddings_setting_is_refused(tmp_path, monkeypatch, env, says):

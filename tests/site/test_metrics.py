@@ -114,6 +114,11 @@ def test_stored_figures_are_read_from_the_database(agent, mind, stranger_mind, m
     assert value(scraped, "synapse_minds") == Mind.objects.count() == 2
     assert value(scraped, "synapse_memories") == Memory.objects.count() == 3
     assert value(scraped, "synapse_embeddings_pending") == EmbeddingJob.objects.count() >= 1
+    assert value(scraped, "synapse_embeddings_parked") == 0
+    EmbeddingJob.objects.filter(memory_id=memory.pk).update(due_at=None, attempts=5)
+    scraped = scrape()
+    assert value(scraped, "synapse_embeddings_parked") == 1
+    assert value(scraped, "synapse_embeddings_pending") == EmbeddingJob.objects.count() - 1
 
 
 def test_throttled_requests_and_lockouts_are_counted(anon, agent, owner, settings, metrics_on):

@@ -1,5 +1,6 @@
 """`manage.py embed [--mind ID] [--check]`: give every memory a vector of the current model,
-in the foreground, with a progress bar (the background worker does the same, unseen)."""
+in the foreground, with a progress bar (the background worker does the same, unseen).
+Parked jobs (refused by the embedder again and again) are tried again first."""
 
 from __future__ import annotations
 
@@ -54,9 +55,9 @@ def _duration(seconds: float) -> str:
 
 class Command(BaseCommand):
     help = (
-        "Queue every memory that has no vector of the current embedding model and embed "
-        "them now, with a progress bar on stderr (the background worker would do it too, "
-        "unseen). --check only reports the counts."
+        "Queue every memory that has no vector of the current embedding model, retry the "
+        "parked jobs, and embed them now, with a progress bar on stderr (the background "
+        "worker would do it too, unseen). --check only reports the counts."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
@@ -90,16 +91,27 @@ class Command(BaseCommand):
             self.stdout.write(
                 f"model {embedder.model}: {total:,} memories, {embedded:,} embedded, "
                 f"{total - embedded:,} without a current vector, "
-                f"{outbox.pending_count(mind_id=mind):,} queued."
+                f"{outbox.pending_count(mind_id=mind):,} queued, "
+                f"{outbox.parked_count(mind_id=mind):,} parked."
             )
             return
         outbox.queue_missing(model=embedder.model, mind_id=mind)
+        outbox.retry_parked(mind_id=mind)
         progress = Progress(outbox.pending_count(mind_id=mind), self.stderr)
+        refused = 0
+
+        def advance(batch: outbox.Batch) -> None:
+            nonlocal refused
+            refused += batch.refused
+            progress.advance(batch.taken - batch.requeued)
+
         stored = outbox.embed_pending(
-            embedder=embedder,
-            batch_size=batch_size,
-            mind_id=mind,
-            progress=lambda batch: progress.advance(batch.taken - batch.requeued),
+            embedder=embedder, batch_size=batch_size, mind_id=mind, progress=advance
         )
         progress.show(final=True)
         self.stdout.write(f"Embedded {stored:,} memories with {embedder.model}.")
+        if refused:
+            self.stdout.write(
+                f"The embedder refused {refused:,}: they are tried again later, and parked "
+                f"after {outbox.MAX_ATTEMPTS} attempts (the worker's log says why)."
+            )
