@@ -259,13 +259,21 @@ def upserted_both_ways(
 
 @pytest.mark.parametrize("existing", [False, True], ids=["new", "over an existing row"])
 def test_embedding_job_upsert_stores_what_bulk_create_stores(mind, existing):
-    values = {"memory_id": "mem_rows0000000000000000000001", "mind_id": mind.pk, "queued_at": LATER}
+    values = {
+        "memory_id": "mem_rows0000000000000000000001",
+        "mind_id": mind.pk,
+        "queued_at": LATER,
+        "due_at": LATER,
+        "attempts": 0,
+        "last_error": "",
+    }
+    old = {**values, "mind_id": "other", "queued_at": AT, "due_at": None, "attempts": 5}
     upserted_both_ways(
         EmbeddingJob,
         values,
         conflict="memory_id",
-        replace=["queued_at"],
-        before={**values, "mind_id": "other", "queued_at": AT} if existing else None,
+        replace=["queued_at", "due_at", "attempts", "last_error"],
+        before={**old, "last_error": "answered 413"} if existing else None,
     )
 
 
