@@ -13,6 +13,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from api.conditions import refuse_if_match
 from api.idempotency import idempotent
 from api.memories import (
     IDEMPOTENCY_PARAM,
@@ -21,6 +22,7 @@ from api.memories import (
     actor_for_request,
     bulk_items,
     bulk_request,
+    stores_by_key,
     sync_answer,
 )
 from api.negotiation import Produces
@@ -76,6 +78,7 @@ class MindImportView(APIView):
     def post(self, request: Request) -> HttpResponse | Response:
         mind = mind_for_request(request)
         actor = actor_for_request(request)
+        refuse_if_match(request, instead=stores_by_key("POST /mind/import"))
 
         def restore() -> tuple[int, dict[str, Any]]:
             records = bulk_items(

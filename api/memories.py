@@ -106,11 +106,16 @@ IDEMPOTENCY_PARAM = OpenApiParameter(
     description="Repeats within 24 h answer the first answer again; "
     "the same key with another body is a 409.",
 )
-# POST /memory is an upsert by (category, key): a write conditional on a version is one by id.
-STORE_IF_MATCH = (
-    "POST /memory stores by category and key whatever is there. To change a memory only if it "
-    "is still the version you read, send If-Match with PUT or PATCH /memory/{id}."
-)
+
+
+def stores_by_key(write: str) -> str:
+    """Why `write`, an upsert by (category, key), takes no If-Match, and where to send it."""
+    return (
+        f"{write} stores by category and key whatever is there. To change a memory only if it "
+        "is still the version you read, send If-Match with PUT or PATCH /memory/{id}."
+    )
+
+
 ID_PARAM = OpenApiParameter(
     "id",
     {"type": "string", "pattern": "^mem_[a-z0-9]+$"},
@@ -318,7 +323,7 @@ class MemoryViewSet(viewsets.GenericViewSet[Memory]):
     def create(self, request: Request) -> HttpResponse | Response:
         mind = mind_for_request(request)
         actor = actor_for_request(request)
-        refuse_if_match(request, instead=STORE_IF_MATCH)
+        refuse_if_match(request, instead=stores_by_key("POST /memory"))
 
         def store() -> tuple[int, dict[str, Any]]:
             result = services.memory_store(mind=mind, actor=actor, body=request.data)
@@ -624,6 +629,7 @@ class MemoryViewSet(viewsets.GenericViewSet[Memory]):
     def sync(self, request: Request) -> HttpResponse | Response:
         mind = mind_for_request(request)
         actor = actor_for_request(request)
+        refuse_if_match(request, instead=stores_by_key("POST /memory/sync"))
 
         def store_all() -> tuple[int, dict[str, Any]]:
             items = bulk_items(request.data, hint='a list of memories, {"memories": [...]}.')

@@ -110,7 +110,7 @@ def one_round(db: common.BenchDatabase, server: common.Server, order: str, args)
     _, quiet, quiet_key = common.create_mind(f"Quiet ({order})")
     worker = start_worker(db, order)
     try:
-        wait_until_ready(worker, db, quiet)
+        common.wait_for_first_vector(worker, quiet, db.dir / f"worker-{order}.log")
         failed: list[str] = []
         flood = threading.Thread(
             target=send_flood,
@@ -157,22 +157,6 @@ def start_worker(db: common.BenchDatabase, order: str) -> subprocess.Popen:
         stdout=log,
         stderr=subprocess.STDOUT,
     )
-
-
-def wait_until_ready(worker: subprocess.Popen, db: common.BenchDatabase, mind) -> None:
-    """Until a first memory has its vector: the worker runs and has its model loaded."""
-    from memories.actors import Actor
-    from memories.models import MemoryVector
-    from memories.services import memory_upsert
-
-    memory = memory_upsert(
-        mind=mind, actor=Actor.system(), category="note", key="warm_up", content="warm up"
-    ).memory
-    deadline = time.monotonic() + 120
-    while not MemoryVector.objects.filter(memory_id=memory.pk).exists():
-        if worker.poll() is not None or time.monotonic() > deadline:
-            raise RuntimeError("the worker did not embed a first memory: see its log")
-        time.sleep(0.05)
 
 
 def send_flood(client, count: int, failed: list[str]) -> None:

@@ -46,7 +46,7 @@ def main() -> None:
             worker = start_worker(db)
             try:
                 client = server.client(token=key)
-                wait_until_ready(worker, db)
+                common.wait_for_first_vector(worker, mind, db.dir / "worker.log")
                 latencies = store_to_vector(client, args.stores, args.gap)
                 rate = embedding_rate(client, mind, args.bulk)
             finally:
@@ -76,25 +76,6 @@ def start_worker(db: common.BenchDatabase) -> subprocess.Popen:
         stdout=log,
         stderr=subprocess.STDOUT,
     )
-
-
-def wait_until_ready(worker: subprocess.Popen, db: common.BenchDatabase) -> None:
-    """Until a first memory has its vector: the worker has started and loaded its model."""
-    from memories.actors import Actor
-    from memories.models import MemoryVector
-    from memories.services import memory_upsert
-    from minds.models import Mind
-
-    mind = Mind.objects.first()
-    memory = memory_upsert(
-        mind=mind, actor=Actor.system(), category="note", key="warm_up", content="warm up"
-    ).memory
-    deadline = time.monotonic() + 120
-    while not MemoryVector.objects.filter(memory_id=memory.pk).exists():
-        if worker.poll() is not None or time.monotonic() > deadline:
-            log = (db.dir / "worker.log").read_text(errors="replace")[-2000:]
-            raise RuntimeError(f"the worker did not embed a first memory:\n{log}")
-        time.sleep(0.05)
 
 
 def wait_for_vectors(memory_ids: list[str], timeout: float = 600) -> float:

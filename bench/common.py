@@ -178,6 +178,24 @@ def create_mind(name: str, *, email: str | None = None):
     return user, mind, key
 
 
+def wait_for_first_vector(worker: subprocess.Popen, mind, log: Path) -> None:
+    """Until a memory stored now in `mind` has its vector: the worker runs and has its model
+    loaded. The end of the worker's `log` in the error when it does not."""
+    from memories.actors import Actor
+    from memories.models import MemoryVector
+    from memories.services import memory_upsert
+
+    memory = memory_upsert(
+        mind=mind, actor=Actor.system(), category="note", key="warm_up", content="warm up"
+    ).memory
+    deadline = time.monotonic() + 120
+    while not MemoryVector.objects.filter(memory_id=memory.pk).exists():
+        if worker.poll() is not None or time.monotonic() > deadline:
+            tail = log.read_text(errors="replace")[-2000:]
+            raise RuntimeError(f"the worker did not embed a first memory:\n{tail}")
+        time.sleep(0.05)
+
+
 def jwt_for(user) -> str:
     from rest_framework_simplejwt.tokens import RefreshToken
 

@@ -291,6 +291,7 @@ def store_to_vector_at_idle(
     stores are timed at idle."""
     from bench import bench_worker
     from memories.models import EmbeddingJob
+    from minds.models import Mind
 
     EmbeddingJob.objects.all().delete()
     worker = bench_worker.start_worker(db)
@@ -301,7 +302,7 @@ def store_to_vector_at_idle(
                 raise RuntimeError("the worker did not start: see worker.log")
             time.sleep(0.05)
         EmbeddingJob.objects.all().delete()
-        bench_worker.wait_until_ready(worker, db)
+        common.wait_for_first_vector(worker, Mind.objects.first(), db.dir / "worker.log")
         client = server.client(token=key)
         return bench_worker.store_to_vector(client, stores, gap)
     finally:

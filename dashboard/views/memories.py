@@ -7,6 +7,7 @@ person sees its current text and is asked again.
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 from django.contrib import messages
@@ -77,8 +78,15 @@ def memory_table(request: HttpRequest, mind_id: str) -> HttpResponse:
     sort = form.cleaned_data.get("sort") or None
     # The same lists as the API's: a search is GET /memory/search's (by words and meaning
     # while embeddings are on), and every filter narrows the search itself.
+    search_warnings: list[str] = []  # filled by the search: say when meaning took no part
     if query:
-        pages = SelectorPages(_search_rows, mind=mind, filters=filters, q=query, sort=sort)
+        pages = SelectorPages(
+            partial(_search_rows, warnings=search_warnings),
+            mind=mind,
+            filters=filters,
+            q=query,
+            sort=sort,
+        )
     else:
         pages = SelectorPages(memory_list, mind=mind, filters=filters, sort=sort)
     search_error = None
@@ -104,14 +112,17 @@ def memory_table(request: HttpRequest, mind_id: str) -> HttpResponse:
             "filtered": filters != MemoryFilters(),
             "sort_name": sort or "",
             "order": dict(form.fields["sort"].choices).get(sort or "", ""),  # type: ignore[attr-defined]
-            "by_meaning": search_mode_default() == "hybrid",
+            "by_meaning": search_mode_default() == "hybrid" and not search_warnings,
+            "search_warnings": search_warnings,
         },
     )
 
 
-def _search_rows(**arguments: Any) -> tuple[list[dict[str, Any]], int]:
-    """A page of memory_search as table rows: each memory with its snippet and `match`."""
+def _search_rows(*, warnings: list[str], **arguments: Any) -> tuple[list[dict[str, Any]], int]:
+    """A page of memory_search as table rows: each memory with its snippet and `match`; the
+    search's warnings (meaning unavailable right now) replace what `warnings` held."""
     found = memory_search(**arguments)
+    warnings[:] = found.warnings
     rows = [{"memory": h.memory, "snippet": h.snippet, "match": h.match} for h in found.hits]
     return rows, found.total
 

@@ -204,6 +204,22 @@ def test_store_by_key_refuses_if_match_and_writes_nothing(agent, human, stored, 
     assert events(stored["id"]) == 1
 
 
+@pytest.mark.parametrize(
+    ("path", "body"),
+    [
+        ("/memory/sync", {"memories": [{"category": "fact", "key": "bulk", "content": "x"}]}),
+        ("/mind/import", {"memories": [{"category": "fact", "key": "bulk", "content": "x"}]}),
+    ],
+)
+def test_bulk_stores_by_key_refuse_if_match_and_write_nothing(agent, human, mind, path, body):
+    for client in (agent, human):
+        response = client.post(path, body, format="json", HTTP_IF_MATCH='"v1"')
+        assert response.status_code == 400, response.content
+        assert f"{path} stores by category and key" in response.json()["fields"]["If-Match"][0]
+    assert not Memory.objects.filter(key="bulk").exists()
+    assert agent.post(path, body, format="json").status_code == 200
+
+
 def test_store_by_key_for_another_mind_is_404_before_any_if_match_verdict(
     other_human, other_user, mind
 ):

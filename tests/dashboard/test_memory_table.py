@@ -111,6 +111,24 @@ def test_each_row_says_why_it_matched(web, postgres_mind):
     assert "by their words or their meaning" in page
 
 
+def test_when_meaning_is_unavailable_the_page_says_the_results_are_by_keyword(
+    web, postgres_mind, monkeypatch
+):
+    from memories.embeddings import EmbeddingsError, get_embedder
+    from memories.search import KEYWORD_ONLY
+
+    def failing(text):
+        raise EmbeddingsError("The embeddings API at http://127.0.0.1:9 did not answer.")
+
+    monkeypatch.setattr(get_embedder(), "embed_query", failing)
+    response = table(web, postgres_mind, q="pets postgres", per_page=200)
+    assert {row["match"] for row in response.context["rows"]} == {"keyword"}
+    page = text(response)
+    assert KEYWORD_ONLY in page
+    assert "by their words or their meaning" not in page and "matched by" not in page
+    assert "127.0.0.1" not in page
+
+
 @pytest.mark.usefixtures("keyword_only")
 def test_with_embeddings_off_the_search_is_by_keyword_and_says_nothing_of_meaning(
     web, postgres_mind
