@@ -182,6 +182,8 @@ if _db["ENGINE"] == "django.db.backends.sqlite3":
             "PRAGMA foreign_keys=ON;"
             "PRAGMA cache_size=-20000;"
             "PRAGMA temp_store=MEMORY;"
+            # A checkpoint cuts the WAL back to this, so one burst of writes leaves no big file.
+            "PRAGMA journal_size_limit=67108864;"
         ),
     }
     # Tests use a file too, so threaded race tests see real SQLite locking, not shared cache.
