@@ -30,6 +30,16 @@ UPSTREAM_ERROR = f"upstream {UPSTREAM_URL} refused key {UPSTREAM_KEY}: model ove
 HOLD = 20  # seconds a slow answer is held at most
 
 
+def send_json(handler: BaseHTTPRequestHandler, status: int, payload: dict) -> None:
+    """Answer the handler's request with `payload` as JSON."""
+    raw = json.dumps(payload).encode()
+    handler.send_response(status)
+    handler.send_header("Content-Type", "application/json")
+    handler.send_header("Content-Length", str(len(raw)))
+    handler.end_headers()
+    handler.wfile.write(raw)
+
+
 class FakeEmbeddingsAPI:
     def __init__(self) -> None:
         self.mode = "answer"
@@ -55,24 +65,15 @@ class FakeEmbeddingsAPI:
         if self.mode == "slow":
             self.release.wait(HOLD)
         if self.mode == "fail":
-            return self._send(handler, 500, {"error": {"message": UPSTREAM_ERROR}})
+            return send_json(handler, 500, {"error": {"message": UPSTREAM_ERROR}})
         vectors = self._embedder.embed_documents(body["input"])
         data = [
             {"object": "embedding", "index": i, "embedding": [float(x) for x in vector]}
             for i, vector in enumerate(vectors)
         ]
         with contextlib.suppress(OSError):  # the client gave up waiting
-            self._send(handler, 200, {"object": "list", "data": data, "model": MODEL})
+            send_json(handler, 200, {"object": "list", "data": data, "model": MODEL})
         return None
-
-    @staticmethod
-    def _send(handler: BaseHTTPRequestHandler, status: int, payload: dict) -> None:
-        raw = json.dumps(payload).encode()
-        handler.send_response(status)
-        handler.send_header("Content-Type", "application/json")
-        handler.send_header("Content-Length", str(len(raw)))
-        handler.end_headers()
-        handler.wfile.write(raw)
 
 
 class Clock:

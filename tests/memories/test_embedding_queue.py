@@ -22,6 +22,7 @@ from memories.embeddings.remote import RemoteEmbedder
 from memories.models import EmbeddingJob, MemoryVector
 from tests.factories import remember
 from tests.fake_embedder import FakeEmbedder
+from tests.fake_embeddings_api import send_json
 
 POISON = "😀" * 2000
 
@@ -197,12 +198,7 @@ class TokenLimitedServer:
                         for i, v in enumerate(vectors)
                     ]
                     status, payload = 200, {"data": data}
-                raw = json.dumps(payload).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(raw)))
-                self.end_headers()
-                self.wfile.write(raw)
+                send_json(self, status, payload)
 
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.httpd.daemon_threads = True
