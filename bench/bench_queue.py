@@ -86,21 +86,7 @@ def p95(values: list[float]) -> float:
 
 
 def machine() -> str:
-    """The CPU, its flags that the model's int8 products depend on, and the cores."""
-    info = Path("/proc/cpuinfo").read_text() if Path("/proc/cpuinfo").exists() else ""
-    model = next(
-        (ln.split(":", 1)[1].strip() for ln in info.splitlines() if "model name" in ln), ""
-    )
-    flags = next(
-        (ln.split(":", 1)[1].split() for ln in info.splitlines() if ln.startswith("flags")), []
-    )
-    wanted = [f for f in flags if f in {"avx2", "avx512f", "avx512_vnni", "avx_vnni", "amx_int8"}]
-    shown = " ".join(wanted) or "(none of avx2/avx512/vnni)"
-    return (
-        f"{model or platform.processor()}; flags {shown}; "
-        f"{os.cpu_count()} CPUs (nproc {len(os.sched_getaffinity(0))}), Python "
-        f"{platform.python_version()}"
-    )
+    return f"{common.cpu()}; Python {platform.python_version()}"
 
 
 def one_round(db: common.BenchDatabase, server: common.Server, order: str, args) -> list[float]:

@@ -167,6 +167,24 @@ class BenchDatabase:
             print(message, file=sys.stderr)
 
 
+def cpu() -> str:
+    """The CPU, its flags that the models' integer products depend on, and the cores: printed
+    above every figure, since the same code runs at another speed on another CPU."""
+    info = Path("/proc/cpuinfo").read_text() if Path("/proc/cpuinfo").exists() else ""
+    model = next(
+        (ln.split(":", 1)[1].strip() for ln in info.splitlines() if "model name" in ln), ""
+    )
+    flags = next(
+        (ln.split(":", 1)[1].split() for ln in info.splitlines() if ln.startswith("flags")), []
+    )
+    wanted = [f for f in flags if f in {"avx2", "avx512f", "avx512_vnni", "avx_vnni", "amx_int8"}]
+    shown = " ".join(wanted) or "(none of avx2/avx512/vnni)"
+    return (
+        f"CPU {model or 'unknown'}; flags {shown}; "
+        f"{os.cpu_count()} CPUs (nproc {len(os.sched_getaffinity(0))})"
+    )
+
+
 def create_mind(name: str, *, email: str | None = None):
     """A new user with one mind: (user, mind, raw Mind Key)."""
     from accounts.models import User

@@ -114,9 +114,10 @@ def preload_embedder() -> None:
     if not apps.ready:
         os.environ.setdefault("DJANGO_SETTINGS_MODULE", "synapse_site.settings")
         django.setup()
-    if settings.SYNAPSE_EMBEDDINGS != "local" or settings.SYNAPSE_EMBEDDINGS_THREADS != 1:
+    from memories.embeddings import LOCAL, EmbeddingsError, get_embedder
+
+    if settings.SYNAPSE_EMBEDDINGS not in LOCAL or settings.SYNAPSE_EMBEDDINGS_THREADS != 1:
         return
-    from memories.embeddings import EmbeddingsError, get_embedder
 
     try:
         get_embedder()

@@ -353,8 +353,9 @@ SYNAPSE_MAX_HISTORY_BYTES = env_int("SYNAPSE_MAX_HISTORY_BYTES", SYNAPSE_MAX_MIN
 # here, before anything imports numpy.
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
-# `local`: the bundled model on this machine's CPU (memories/embeddings/); `off`; or the base
-# URL of an OpenAI-compatible embeddings API, with the model it should use and its key.
+# `local`: the bundled multilingual model on this machine's CPU (memories/embeddings/);
+# `local-english`: the bundled English-only one; `off`; or the base URL of an
+# OpenAI-compatible embeddings API, with the model it should use and its key.
 SYNAPSE_EMBEDDINGS = env_str("SYNAPSE_EMBEDDINGS", "local")
 SYNAPSE_EMBEDDINGS_MODEL = env_str("SYNAPSE_EMBEDDINGS_MODEL", "")
 SYNAPSE_EMBEDDINGS_KEY = env_str("SYNAPSE_EMBEDDINGS_KEY", "")
@@ -366,9 +367,9 @@ SYNAPSE_EMBEDDINGS_THREADS = env_int("SYNAPSE_EMBEDDINGS_THREADS", 1)
 # The most tokens of one text the embeddings API takes (512: a text-embeddings server with an
 # e5 or bge model; 8191: OpenAI): each text is cut to fewer UTF-8 bytes than this.
 SYNAPSE_EMBEDDINGS_MAX_TOKENS = env_int("SYNAPSE_EMBEDDINGS_MAX_TOKENS", 512)
-if SYNAPSE_EMBEDDINGS.lower() in {"local", "off"}:
+if SYNAPSE_EMBEDDINGS.lower() in {"local", "local-english", "off"}:
     SYNAPSE_EMBEDDINGS = SYNAPSE_EMBEDDINGS.lower()
-    if SYNAPSE_EMBEDDINGS == "local" and SYNAPSE_EMBEDDINGS_MODEL:
+    if SYNAPSE_EMBEDDINGS != "off" and SYNAPSE_EMBEDDINGS_MODEL:
         raise ImproperlyConfigured(
             "SYNAPSE_EMBEDDINGS_MODEL names a model of an embeddings API: set "
             "SYNAPSE_EMBEDDINGS to that API's base URL, or unset SYNAPSE_EMBEDDINGS_MODEL."
@@ -386,7 +387,8 @@ else:
         _embeddings_url_ok = False
     if not _embeddings_url_ok:
         raise ImproperlyConfigured(
-            f"SYNAPSE_EMBEDDINGS={SYNAPSE_EMBEDDINGS!r}: use local, off, or the base URL of an "
+            f"SYNAPSE_EMBEDDINGS={SYNAPSE_EMBEDDINGS!r}: use local, local-english, off, or the "
+            "base URL of an "
             "OpenAI-compatible embeddings API such as http://localhost:11434/v1 (no user, "
             "query or fragment in it: the key goes in SYNAPSE_EMBEDDINGS_KEY)."
         )

@@ -1,11 +1,12 @@
 """Text to vectors for search by meaning; `get_embedder()` is what callers use.
 
-- local.py  runs the bundled model (all-MiniLM-L6-v2, int8 ONNX) on this machine's CPU;
+- e5.py     runs the bundled multilingual model (multilingual-e5-small, 4-bit) on this CPU;
+- local.py  runs the bundled English-only model (all-MiniLM-L6-v2, int8 ONNX) on this CPU;
 - remote.py asks an OpenAI-compatible embeddings API (Ollama, OpenAI, a text-embeddings server).
 
-`SYNAPSE_EMBEDDINGS` picks one (`local`, `off`, or the API's base URL). Every embedder gives
-L2-normalised float32 vectors, so a dot product is the cosine, and names its `model`: a vector
-is only ever compared with vectors of the same model.
+`SYNAPSE_EMBEDDINGS` picks one (`local`, `local-english`, `off`, or the API's base URL).
+Every embedder gives L2-normalised float32 vectors, so a dot product is the cosine, and names
+its `model`: a vector is only ever compared with vectors of the same model.
 """
 
 from __future__ import annotations
@@ -42,6 +43,9 @@ class Embedder(Protocol):
         ...
 
 
+# The models that run in this process, by the SYNAPSE_EMBEDDINGS value that picks each.
+LOCAL = ("local", "local-english")
+
 _lock = threading.Lock()
 _embedders: dict[tuple[str, ...], Embedder] = {}
 
@@ -55,8 +59,8 @@ def get_embedder() -> Embedder | None:
     backend = str(settings.SYNAPSE_EMBEDDINGS)
     if backend == "off":
         return None
-    if backend == "local":
-        config: tuple[str, ...] = ("local", str(settings.SYNAPSE_EMBEDDINGS_THREADS))
+    if backend in LOCAL:
+        config: tuple[str, ...] = (backend, str(settings.SYNAPSE_EMBEDDINGS_THREADS))
     else:
         config = (
             backend,
@@ -79,6 +83,10 @@ def get_embedder() -> Embedder | None:
 def _load(config: tuple[str, ...]) -> Embedder:
     # Imported here: a process with embeddings off (or remote) never loads onnxruntime.
     if config[0] == "local":
+        from memories.embeddings.e5 import E5Embedder
+
+        return E5Embedder(threads=int(config[1]))
+    if config[0] == "local-english":
         from memories.embeddings.local import LocalEmbedder
 
         return LocalEmbedder(threads=int(config[1]))

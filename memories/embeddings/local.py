@@ -126,6 +126,11 @@ class LocalEmbedder:
         if inputs != {"input_ids", "attention_mask", "token_type_ids"}:
             raise EmbeddingsError(f"The embedding model takes unexpected inputs {sorted(inputs)}.")
 
+    def document_tokens(self, text: str) -> list[int]:
+        """The token ids the model reads of a memory's text (benchmarks count them)."""
+        ids: list[int] = self._tokenizer.encode(text[:MAX_CHARS]).ids
+        return ids
+
     def embed_documents(self, texts: Sequence[str]) -> Vectors:
         if isinstance(texts, str):
             raise TypeError("embed_documents takes a list of texts, not one text")
