@@ -2,6 +2,7 @@
 
     .venv/bin/python bench/search_eval.py [--verbose] [--by-category] [--database postgres]
     .venv/bin/python bench/search_eval.py --check
+    .venv/bin/python bench/search_eval.py --set multilingual [--check]   # multilingual_eval.py
 
 Loads bench/search_eval_data.json (one person's memories across all eight categories, a few
 of them in German, and questions an agent would ask, each with the key(s) that answer it)
@@ -55,7 +56,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench import common
+from bench import common, multilingual_eval
 
 DATA = Path(__file__).with_name("search_eval_data.json")
 LANGS = ("en", "de")
@@ -84,7 +85,10 @@ _GERMAN_STOP = """
     uber und uns unser vom von vor war waren warum was weil welche welchem welchen welcher
     welches wen wenn wer werden wie wir wird wo woran worauf zum zur zwischen
 """
-PARAPHRASE_STOP_WORDS = frozenset((_ENGLISH_STOP + _GERMAN_STOP).split())
+# Spanish, Portuguese, Swedish and Dutch: for the multilingual set (bench/multilingual_eval.py).
+PARAPHRASE_STOP_WORDS = (
+    frozenset((_ENGLISH_STOP + _GERMAN_STOP).split()) | multilingual_eval.STOP_WORDS
+)
 
 
 def _fold(text: str) -> str:
@@ -373,7 +377,18 @@ def main() -> None:
         "--check", action="store_true", help="only check the data (exit 1 on a violation)"
     )
     parser.add_argument("--database", choices=common.DATABASES, default="sqlite")
+    parser.add_argument(
+        "--set",
+        choices=("default", "multilingual"),
+        default="default",
+        help="multilingual: bench/multilingual_eval_data.json (see bench/multilingual_eval.py)",
+    )
     args = parser.parse_args()
+    if args.set == "multilingual":
+        if args.check:
+            sys.exit(multilingual_eval.check())
+        multilingual_eval.run(database=args.database, verbose=args.verbose)
+        return
     data = json.loads(DATA.read_text())
     problems = check_data(data)
     if args.check:
