@@ -346,12 +346,11 @@ def _cells(hit3: float, mrr: float) -> str:
 def run(*, database: str = "sqlite", verbose: bool = False) -> None:
     """What `search_eval.py --set multilingual` prints."""
     from bench import search_eval
-    from bench.bench_queue import machine
 
     data, english = load(), load_english()
     for problem in check_data(data, english):
         print(f"warning: {problem}", file=sys.stderr)
-    print(machine())
+    print(common.cpu())
     with common.BenchDatabase(database=database):
         embedder, unavailable = search_eval.load_embedder()
         minds = load_minds(data, english, embedder=embedder)

@@ -2,6 +2,7 @@
 
     .venv/bin/python bench/search_eval.py [--verbose] [--by-category] [--database postgres]
     .venv/bin/python bench/search_eval.py --check
+    .venv/bin/python bench/search_eval.py --set conversation   # bench/conversation_eval.py
     .venv/bin/python bench/search_eval.py --set multilingual [--check]   # multilingual_eval.py
 
 Loads bench/search_eval_data.json (one person's memories across all eight categories, a few
@@ -379,20 +380,30 @@ def main() -> None:
     parser.add_argument("--database", choices=common.DATABASES, default="sqlite")
     parser.add_argument(
         "--set",
-        choices=("default", "multilingual"),
-        default="default",
-        help="multilingual: bench/multilingual_eval_data.json (see bench/multilingual_eval.py)",
+        choices=("memories", "conversation", "multilingual", "all"),
+        default="memories",
+        help="the memory set (default), the chat logs of bench/conversation_eval.py, the "
+        "languages of bench/multilingual_eval.py, or the memory set and the chat logs",
     )
     args = parser.parse_args()
+    from bench import conversation_eval
+
     if args.set == "multilingual":
         if args.check:
             sys.exit(multilingual_eval.check())
         multilingual_eval.run(database=args.database, verbose=args.verbose)
         return
+    if args.set == "conversation":
+        if args.check:
+            sys.exit(1 if conversation_eval.print_check(conversation_eval.load_data()) else 0)
+        conversation_eval.main(database=args.database, verbose=args.verbose)
+        return
     data = json.loads(DATA.read_text())
     problems = check_data(data)
     if args.check:
         print_check(data, problems)
+        if args.set == "all":
+            problems += conversation_eval.print_check(conversation_eval.load_data())
         sys.exit(1 if problems else 0)
     for problem in problems:
         print(f"warning: {problem}", file=sys.stderr)
@@ -460,6 +471,9 @@ def main() -> None:
             )
             for q in found:
                 print(f"    matched: {q!r} (a shared word the check misses?)")
+        if args.set == "all":
+            print("\n--- conversations (bench/conversation_eval.py) ---")
+            conversation_eval.run(verbose=args.verbose)
 
 
 def meaning_alone(questions: list[dict], *, mind) -> float:
