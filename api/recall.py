@@ -11,10 +11,12 @@ from rest_framework.response import Response
 from api.negotiation import Produces
 from api.params import Params, param_bool, param_category, param_choice, param_tag
 from api.scoping import mind_for_request
+from api.search import QUERY_SCHEMA
 from api.streaming import streamed_json
 from core.errors import Invalid
 from memories.fields import CATEGORIES
 from memories.recall import (
+    ABOUT_DEPTH,
     MAX_BUDGET,
     recall_json_stream,
     recall_render_json,
@@ -55,13 +57,23 @@ class RecallView(Produces):
             "recently updated). `budget` caps the answer at about N tokens (4 characters "
             "each, the whole text counted): critical memories always stay, the rest is cut "
             "from the lowest priority up and summarised in closing lines. Without a budget "
-            "the whole selection is sent, streamed as it is read."
+            "the whole selection is sent, streamed as it is read. `about` recalls for a "
+            "topic: the critical memories, then the ones most relevant to it (the search's "
+            "ranking, priority breaking ties) instead of priority order; the others are named "
+            "in a closing line as on other topics."
         ),
         parameters=[
             OpenApiParameter(
                 "budget",
                 {"type": "integer", "minimum": 1, "maximum": MAX_BUDGET},
                 description="Token budget (4 characters each).",
+            ),
+            OpenApiParameter(
+                "about",
+                QUERY_SCHEMA,
+                description="A topic, in the words a search takes: after the critical "
+                f"memories, the (at most {ABOUT_DEPTH}) most relevant to it, best first. "
+                "The JSON answer adds `about`, `mode`, `warnings` and `other_topics`.",
             ),
             OpenApiParameter("category", str, enum=list(CATEGORIES)),
             OpenApiParameter("tag", str, description="Only memories with this tag."),
@@ -81,11 +93,12 @@ class RecallView(Produces):
         category = param_category(params)
         tag = param_tag(params)
         include_expired = bool(param_bool(params, "include_expired"))
+        about = params.get("about")
         mind = mind_for_request(request)
         selection = recall_selection(
-            mind=mind, category=category, tag=tag, include_expired=include_expired
+            mind=mind, category=category, tag=tag, include_expired=include_expired, about=about
         )
-        if budget is None:  # the whole selection, however large: sent as it is read
+        if budget is None and about is None:  # the whole selection: sent as it is read
             if output == "json":
                 answer, memories = recall_json_stream(selection=selection)
                 return streamed_json({**answer, "memories": memories})

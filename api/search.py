@@ -68,13 +68,10 @@ UNAVAILABLE_RESPONSE = OpenApiResponse(
     description="`unavailable`: search by meaning is off on this server (SYNAPSE_EMBEDDINGS=off), "
     "or cannot run right now (its embeddings API failing or slow).",
 )
-Q_PARAMETER = OpenApiParameter(
-    "q",
-    # A word to look for: letters or digits not behind a `-` (which excludes).
-    {"type": "string", "maxLength": MAX_QUERY_CHARS, "pattern": r"(^|\s)[^\s-]*[^\W_]"},
-    required=True,
-    description=Q_HELP,
-)
+# What a search takes (here and as recall's `about`): a word to look for, letters or digits
+# not behind a `-` (which excludes).
+QUERY_SCHEMA = {"type": "string", "maxLength": MAX_QUERY_CHARS, "pattern": r"(^|\s)[^\s-]*[^\W_]"}
+Q_PARAMETER = OpenApiParameter("q", QUERY_SCHEMA, required=True, description=Q_HELP)
 TAG_PARAMETER = OpenApiParameter(
     "tag", OpenApiTypes.STR, description="Only memories with this tag."
 )

@@ -34,11 +34,17 @@ from memories.fields import (
 )
 from memories.filters import MAX_OFFSET, MemoryFilters
 from memories.models import MAX_KEY_LENGTH, MAX_TAG_LENGTH, Priority
-from memories.recall import DEFAULT_BUDGET, MAX_BUDGET, recall_render_text, recall_selection
+from memories.recall import (
+    ABOUT_DEPTH,
+    DEFAULT_BUDGET,
+    MAX_BUDGET,
+    recall_render_text,
+    recall_selection,
+)
 from memories.rules import DURATION_FORMS, normalize_tag, parse_duration
 from memories.search import MAX_LIMIT as SEARCH_MAX_LIMIT
+from memories.search import MAX_QUERY_CHARS, memory_search
 from memories.search import MODES as SEARCH_MODES
-from memories.search import memory_search
 from memories.selectors import (
     EXPIRING_SOON,
     LIST_LIMIT_MAX,
@@ -233,6 +239,7 @@ def recall_tool(ctx: ToolContext, args: dict[str, Any]) -> ToolOutput:
         category=args.get("category"),
         tag=_tag(args.get("tag")),
         now=ctx.now,
+        about=args.get("about"),
     )
     # Always budgeted: the answer is one JSON body, built whole in memory before it is sent.
     budget = args.get("budget", DEFAULT_BUDGET)
@@ -331,12 +338,16 @@ TOOLS: dict[str, Tool] = {
                 "preferences, facts, project state, skills, past mistakes, context, notes. "
                 "Call recall at the start of every session, before your first answer, and "
                 "again when the conversation moves to another topic (narrow with category or "
-                "tag). Returns plain text, most important first (critical, high, normal, "
-                f"low; then most recently updated). `budget` (default {DEFAULT_BUDGET:,}) caps "
-                "the answer at about that many tokens: critical memories always stay, the "
-                "rest is cut from the lowest priority up and the left-out keys are named at "
-                "the end (find them with search, or raise the budget). Entries marked "
-                "[unverified] were stored by an agent and not yet confirmed by the user."
+                "tag, or say the topic with about). Returns plain text, most important first "
+                "(critical, high, normal, low; then most recently updated). With about (the "
+                "task or question at hand, in a few words): the critical memories, then the "
+                "ones most relevant to it, best first; the others are named at the end as on "
+                f"other topics. `budget` (default {DEFAULT_BUDGET:,}) caps the answer at "
+                "about that many tokens: critical memories always stay, the rest is cut from "
+                "the lowest priority up (with about: from the least relevant up) and the "
+                "left-out keys are named at the end (find them with search, or raise the "
+                "budget). Entries marked [unverified] were stored by an agent and not yet "
+                "confirmed by the user."
             ),
             input_schema=_object(
                 {
@@ -347,6 +358,15 @@ TOOLS: dict[str, Tool] = {
                         "default": DEFAULT_BUDGET,
                         "description": "Token budget (about 4 characters a token), "
                         f"default {DEFAULT_BUDGET:,}, at most {MAX_BUDGET:,}.",
+                    },
+                    "about": {
+                        "type": "string",
+                        "minLength": 1,
+                        "maxLength": MAX_QUERY_CHARS,
+                        "description": "The topic to recall for, in plain words (the task "
+                        "or question at hand): after the critical memories, the "
+                        f"{ABOUT_DEPTH} most relevant to it at most, best first, instead of "
+                        "priority order. Omit it for everything by priority.",
                     },
                     "category": {**CATEGORY, "description": "Only this category."},
                     "tag": {**TAG, "description": "Only memories with this tag."},
@@ -633,8 +653,8 @@ def resource_list(ctx: ToolContext) -> list[ResourceDescription]:
             "title": f"Recall: {ctx.mind.name}",
             "description": "The mind's memories as text for your context, most important "
             "first (the same text as the recall tool). Query parameters budget (default "
-            f"{DEFAULT_BUDGET:,} tokens), category and tag work as for the tool, e.g. "
-            "synapse://recall?budget=500.",
+            f"{DEFAULT_BUDGET:,} tokens), about, category and tag work as for the tool, e.g. "
+            "synapse://recall?budget=500&about=deploying%20the%20app.",
             "mimeType": "text/plain",
         }
     ]
@@ -659,7 +679,7 @@ def resource_read(ctx: ToolContext, uri: str) -> list[ResourceContents]:
         raise ResourceNotFound(uri)
     if parts.netloc == "recall" and parts.path in ("", "/"):
         params = {k: v[-1] for k, v in parse_qs(parts.query).items()}
-        unknown = set(params) - {"budget", "category", "tag"}
+        unknown = set(params) - {"budget", "about", "category", "tag"}
         if unknown:
             raise ToolError(f"Unknown recall parameters: {', '.join(sorted(unknown))}.")
         args: dict[str, Any] = dict(params)
@@ -669,7 +689,10 @@ def resource_read(ctx: ToolContext, uri: str) -> list[ResourceContents]:
         problems = _argument_errors("recall", args)
         if problems:
             raise ToolError(" ".join(problems))
-        text = recall_tool(ctx, args).text
+        try:
+            text = recall_tool(ctx, args).text
+        except CoreError as exc:  # what the core refuses (an `about` with no words)
+            raise ToolError(exc.text()) from None
         return [{"uri": uri, "mimeType": "text/plain", "text": text}]
     if parts.netloc == "memory" and parts.path.strip("/").startswith("mem_"):
         try:

@@ -1,16 +1,18 @@
 """Recall: what an agent reads at the start of a session, most important first.
 
-`recall_selection()` picks the memories (live, filtered, in recall order);
+`recall_selection()` picks the memories (live, filtered, in recall order, or `about` a topic:
+the critical ones, then the ones the search ranks most relevant);
 `recall_render_text()` and `recall_render_json()` turn that selection into the answer of
 `GET /memory/recall`, cut to a token budget; `recall_text_stream()` and `recall_json_stream()`
-give a whole selection in pieces as its rows are read. The text layout, the budget's rules
-and the JSON form are in docs/recall.md.
+give a whole selection in pieces as its rows are read. The text layout, the budget's rules,
+the JSON form and what `about` picks are in docs/recall.md.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import json as jsonlib
+import unicodedata
 from collections import deque, namedtuple
 from collections.abc import Iterable, Iterator
 from contextlib import AbstractContextManager, nullcontext
@@ -32,9 +34,12 @@ from django.db.models import (
 from django.db.models.functions import Cast
 from django.utils import timezone
 
+from core.errors import Invalid
 from memories.fields import PRIORITY_NAMES, VALUE_NAMES, memory_to_dict
 from memories.filters import Expired, MemoryFilters
 from memories.models import Memory, MemoryQuerySet, Priority, expired_q
+from memories.search import MAX_LIMIT as SEARCH_MAX_LIMIT
+from memories.search import SearchQueryError, memory_search_scored, parse_query
 from minds.models import Mind
 
 CHARS_PER_TOKEN = 4
@@ -50,6 +55,9 @@ STREAM_CHUNK = 100
 # many characters.
 WHOLE_CHUNK = 1000
 PIECE_CHARS = 64 * 1024
+# How far down the search's ranking a recall `about` a topic reads: its largest page. Every
+# memory below it counts as on another topic.
+ABOUT_DEPTH = SEARCH_MAX_LIMIT
 
 # What the text needs of a memory, read by name as plain values (no model instances): the
 # tags as their JSON text (decoded once per distinct combination, see _tags_line), and
@@ -71,6 +79,12 @@ class RecallSelection:
     tag: str | None
     include_expired: bool
     now: datetime
+    about: str | None = None
+
+    def search_filters(self) -> MemoryFilters:
+        """The selection's narrowing as search filters: what the search for `about` keeps."""
+        expired: Expired = "include" if self.include_expired else "hide"
+        return MemoryFilters(category=self.category, tag=self.tag, expired=expired)
 
     def _narrowed(self, expired: Expired) -> MemoryQuerySet:
         filters = MemoryFilters(category=self.category, tag=self.tag, expired=expired)
@@ -121,12 +135,15 @@ def recall_selection(
     tag: str | None = None,
     include_expired: bool = False,
     now: datetime | None = None,
+    about: str | None = None,
 ) -> RecallSelection:
     """The mind's memories that recall shows.
 
     Not expired at `now` (unless `include_expired`), narrowed to `category` and `tag`
     (matched case-insensitively); read in recall order: critical → low, then most recently
-    updated first, then by id so the order is stable.
+    updated first, then by id so the order is stable. With `about` (the words of a topic,
+    as a search takes them), the critical ones, then the ones most relevant to it: see
+    `_about_plan`. Invalid naming `about` when there is nothing to search for in it.
     """
     return RecallSelection(
         mind=mind,
@@ -134,33 +151,51 @@ def recall_selection(
         tag=tag.strip().lower() if tag and tag.strip() else None,
         include_expired=include_expired,
         now=now or timezone.now(),
+        about=_about_checked(about),
     )
+
+
+def _about_checked(about: str | None) -> str | None:
+    """`about` as given, once the search would take it (the same limits as its `q`)."""
+    if about is None:
+        return None
+    if not about.strip():
+        raise Invalid.one("about", "Give the topic in a few words, or leave about out.")
+    try:
+        parse_query(about)
+    except SearchQueryError as exc:
+        raise Invalid.one("about", str(exc)) from None
+    return about
 
 
 @dataclass(frozen=True)
 class Omitted:
-    """Memories of one priority that the budget left out."""
+    """Memories of one priority that the budget left out; or, with priority None, those a
+    recall `about` a topic leaves out as on other topics."""
 
-    priority: int
+    priority: int | None
     count: int
-    keys: tuple[str, ...]  # the first ones in recall order, at most MAX_KEYS_NAMED
+    keys: tuple[str, ...]  # the first ones in the recall's order, at most MAX_KEYS_NAMED
 
     @property
     def line(self) -> str:
         noun = "memory" if self.count == 1 else "memories"
-        text = f"… {self.count} {PRIORITY_NAMES[self.priority]}-priority {noun} left out"
+        if self.priority is None:
+            text, hint = f"… {self.count} {noun} on other topics left out", "recall without about"
+        else:
+            text = f"… {self.count} {PRIORITY_NAMES[self.priority]}-priority {noun} left out"
+            hint = "raise the budget"
         if self.keys:
             text += ": " + ", ".join(self.keys)
             if self.count > len(self.keys):
                 text += ", …"
-        return text + " (use search or raise the budget)"
+        return text + f" (use search or {hint})"
 
     def as_dict(self) -> dict[str, Any]:
-        return {
-            "priority": PRIORITY_NAMES[self.priority],
-            "count": self.count,
-            "keys": list(self.keys),
-        }
+        named = {"count": self.count, "keys": list(self.keys)}
+        if self.priority is None:
+            return named
+        return {"priority": PRIORITY_NAMES[self.priority], **named}
 
 
 @dataclass
@@ -175,12 +210,20 @@ class RecallPlan:
     omitted: list[Omitted]
 
 
+@dataclass
+class AboutPlan(RecallPlan):
+    """A recall `about` a topic: also how its relevance was found (the search's `mode` and
+    `warnings`) and what it left out as on other topics (the last of `omitted`, if any)."""
+
+    mode: str = "keyword"
+    warnings: list[str] = dataclasses.field(default_factory=list)
+
+
 def recall_render_text(*, selection: RecallSelection, budget: int | None = None) -> str:
     """The recall text of `selection` (see the module docstring for the exact layout)."""
-    if budget is None:
+    if budget is None and selection.about is None:
         return "".join(recall_text_stream(selection=selection))
-    with _streaming_reads():
-        plan = _plan(selection, budget=budget, for_json=False)
+    plan = _planned(selection, budget=budget, for_json=False)
     parts = [plan.header]
     for entry in plan.entries:
         parts.append("\n")
@@ -192,25 +235,38 @@ def recall_render_text(*, selection: RecallSelection, budget: int | None = None)
 
 
 def recall_render_json(*, selection: RecallSelection, budget: int | None = None) -> dict[str, Any]:
-    """The same selection as JSON: the counts, the memories in order, what was left out."""
-    if budget is None:
+    """The same selection as JSON: the counts, the memories in order, what was left out.
+    `about` adds itself, the search's `mode` and `warnings`, and `other_topics`."""
+    if budget is None and selection.about is None:
         answer, memories = recall_json_stream(selection=selection)
         answer["memories"] = list(memories)
         return answer
-    with _streaming_reads():
-        plan = _plan(selection, budget=budget, for_json=True)
-    return {
+    plan = _planned(selection, budget=budget, for_json=True)
+    answer = {
         **_json_head(selection, plan.total, plan.verified, budget),
         "memories": [memory_to_dict(row) for row in plan.kept],
-        "omitted": [omitted.as_dict() for omitted in plan.omitted],
+        "omitted": [o.as_dict() for o in plan.omitted if o.priority is not None],
     }
+    if isinstance(plan, AboutPlan):
+        other = next((o for o in plan.omitted if o.priority is None), Omitted(None, 0, ()))
+        answer.update(
+            about=selection.about,
+            mode=plan.mode,
+            warnings=list(plan.warnings),
+            other_topics=other.as_dict(),
+        )
+    return answer
 
 
 def recall_text_stream(*, selection: RecallSelection) -> Iterator[str]:
     """The whole recall text of `selection` (no budget) in pieces, read as they are sent.
 
-    The counts are read here, at once; the rows only as the pieces are asked for.
+    The counts are read here, at once; the rows only as the pieces are asked for. A recall
+    `about` a topic is read whole first (it is one search and at most ABOUT_DEPTH rows more
+    than its critical memories): one piece.
     """
+    if selection.about is not None:
+        return iter([recall_render_text(selection=selection)])
     total, verified = _totals(selection)
     return _text_pieces(selection, _header(selection.mind, total, verified))
 
@@ -234,7 +290,11 @@ def recall_json_stream(
     *, selection: RecallSelection
 ) -> tuple[dict[str, Any], Iterator[dict[str, Any]]]:
     """The whole recall of `selection` as JSON (no budget): the answer with its `memories`
-    left empty, and the memories, read one by one as they are asked for."""
+    left empty, and the memories, read one by one as they are asked for. A recall `about` a
+    topic is read whole first, as in recall_text_stream."""
+    if selection.about is not None:
+        answer = recall_render_json(selection=selection)
+        return answer, iter(answer.pop("memories"))
     total, verified = _totals(selection)
     answer = {**_json_head(selection, total, verified, None), "memories": [], "omitted": []}
     return answer, _json_rows(selection)
@@ -275,6 +335,18 @@ def _header(mind: Mind, total: int, verified: int) -> str:
         f"Mind: {name}\n"
         f"Memories: {total} total ({verified} verified, {total - verified} unverified)\n"
     )
+
+
+def _about_lines(about: str, warnings: list[str]) -> str:
+    """The header's lines of a recall `about` a topic: the topic, then the search's warnings,
+    each on one line (control characters as spaces), so no text given can look like an entry."""
+    lines = [f"About: {_one_line(about)}", *(f"Warning: {_one_line(w)}" for w in warnings)]
+    return "".join(line + "\n" for line in lines)
+
+
+def _one_line(text: str) -> str:
+    spaced = "".join(" " if unicodedata.category(ch) == "Cc" else ch for ch in text)
+    return " ".join(spaced.split())
 
 
 def _entry(number: int, row: Row) -> str:
@@ -318,15 +390,26 @@ def _streaming_reads() -> AbstractContextManager[Any]:
     return nullcontext()
 
 
-def _stream(selection: RecallSelection, *, for_json: bool, whole: bool) -> Iterable[Row]:
+def _stream(
+    selection: RecallSelection,
+    *,
+    for_json: bool,
+    whole: bool,
+    memories: MemoryQuerySet | None = None,
+) -> Iterable[Row]:
     """The selection's rows in recall order, by name: TEXT_NAMES, plus VALUE_NAMES for JSON;
     read a chunk at a time as they are asked for (larger chunks when `whole`: every row is
-    wanted)."""
+    wanted). `memories`: a narrower part of selection.memories() (then with their ids and
+    update times)."""
     expired: Any = Value(False)  # memories() left the expired ones out
     if selection.include_expired:
         expired = ExpressionWrapper(expired_q(selection.now), BooleanField())
-    memories = selection.memories().annotate(tags_text=Cast("tags", TextField()), expired=expired)
     names = (*VALUE_NAMES, *TEXT_NAMES) if for_json else TEXT_NAMES
+    if memories is None:
+        memories = selection.memories()
+    else:
+        names = ("id", "updated_at", *names)
+    memories = memories.annotate(tags_text=Cast("tags", TextField()), expired=expired)
     rows = memories.values_list(*dict.fromkeys(names), named=True)
     if whole and not for_json and connections[rows.db].vendor == "sqlite":
         return _driver_rows(rows, WHOLE_CHUNK)  # the whole text: see there
@@ -439,8 +522,23 @@ def _plan(selection: RecallSelection, *, budget: int, for_json: bool) -> RecallP
         used += cost
         pending[priority] -= 1
 
-    # A tiny budget (or a safety net): name fewer keys, lowest priority first, when that makes
-    # the answer fit. When the critical memories alone overflow it, the keys stay.
+    return RecallPlan(
+        total=total,
+        verified=verified,
+        header=header,
+        entries=entries,
+        kept=kept,
+        omitted=_fewer_keys(omitted, used=used, limit=limit),
+    )
+
+
+def _fewer_keys(omitted: list[Omitted], *, used: int, limit: int | None) -> list[Omitted]:
+    """A tiny budget (or a safety net): the closing lines naming fewer keys, the last line's
+    first (the lowest priority's), when that makes the answer fit. When what is shown alone
+    overflows the budget, the keys stay."""
+    if limit is None:
+        return omitted
+    omitted = list(omitted)
     bare = [dataclasses.replace(o, keys=()) for o in omitted]
     while omitted and used + _closing_len(bare) <= limit < used + _closing_len(omitted):
         index = max((i for i, o in enumerate(omitted) if o.keys), default=None)
@@ -448,12 +546,111 @@ def _plan(selection: RecallSelection, *, budget: int, for_json: bool) -> RecallP
             break
         shorter = omitted[index].keys[:-1]
         omitted[index] = dataclasses.replace(omitted[index], keys=shorter)
+    return omitted
 
-    return RecallPlan(
+
+# --- About a topic ----------------------------------------------------------------------------
+
+
+def _planned(selection: RecallSelection, *, budget: int | None, for_json: bool) -> RecallPlan:
+    if selection.about is not None:
+        # Its rows are few (the critical ones and ABOUT_DEPTH more): no transaction held
+        # open around the search, which may wait on an embeddings API.
+        return _about_plan(selection, budget=budget, for_json=for_json)
+    assert budget is not None  # a whole recall without `about` is streamed instead
+    with _streaming_reads():
+        return _plan(selection, budget=budget, for_json=for_json)
+
+
+def _about_plan(selection: RecallSelection, *, budget: int | None, for_json: bool) -> AboutPlan:
+    """A recall about `selection.about`: every critical memory in recall order, then the
+    other memories the search ranks most relevant to it (its first ABOUT_DEPTH, best first,
+    equal scores by priority, then most recently updated), as many as the budget holds; the
+    first that does not fit ends the list, as in _plan. What is left out: one closing line
+    per priority for the relevant ones, then one for the rest of the selection (other
+    topics), which is never shown."""
+    assert selection.about is not None
+    counts = selection.counts()
+    total = sum(counts.values())
+    verified = sum(n for (is_verified, _), n in counts.items() if is_verified)
+    critical = counts[(False, Priority.CRITICAL)] + counts[(True, Priority.CRITICAL)]
+    relevant, mode, warnings = _relevant(selection, for_json=for_json)
+    header = _header(selection.mind, total, verified) + _about_lines(selection.about, warnings)
+
+    other_count = max(total - critical - len(relevant), 0)
+    other = []
+    if other_count:
+        rest = selection.memories().exclude(priority=Priority.CRITICAL)
+        rest = rest.exclude(pk__in=[row.id for row in relevant])
+        keys = tuple(rest.values_list("key", flat=True)[:MAX_KEYS_NAMED])
+        other = [Omitted(None, other_count, keys)]
+
+    def left_out(rows: list[Row]) -> list[Omitted]:
+        """The closing lines when `rows` (relevant ones, best first) are left out."""
+        by_priority: dict[int, list[str]] = {}
+        for row in rows:
+            by_priority.setdefault(row.priority, []).append(row.key)
+        lines = [
+            Omitted(p, len(by_priority[p]), tuple(by_priority[p][:MAX_KEYS_NAMED]))
+            for p in NON_CRITICAL_DESC
+            if p in by_priority
+        ]
+        return lines + other
+
+    limit = None if budget is None else budget * CHARS_PER_TOKEN
+    used = len(header)
+    entries: list[str] = []
+    kept: list[Row] = []
+    critical_rows = selection.memories().filter(priority=Priority.CRITICAL)
+    for row in _stream(selection, for_json=for_json, whole=False, memories=critical_rows):
+        entry = _entry(len(entries) + 1, row)
+        entries.append(entry)
+        kept.append(row)
+        used += len(entry) + 2
+    omitted = left_out([])
+    for index, row in enumerate(relevant):
+        entry = _entry(len(entries) + 1, row)
+        cost = len(entry) + 2
+        # Would the answer still fit if this were the last memory shown?
+        if (
+            limit is not None
+            and used + cost + _closing_len(left_out(relevant[index + 1 :])) > limit
+        ):
+            omitted = left_out(relevant[index:])
+            break
+        entries.append(entry)
+        kept.append(row)
+        used += cost
+
+    return AboutPlan(
         total=total,
         verified=verified,
         header=header,
         entries=entries,
         kept=kept,
-        omitted=omitted,
+        omitted=_fewer_keys(omitted, used=used, limit=limit),
+        mode=mode,
+        warnings=warnings,
     )
+
+
+def _relevant(selection: RecallSelection, *, for_json: bool) -> tuple[list[Row], str, list[str]]:
+    """The selection's memories other than critical ones that the search for `about` finds
+    among its first ABOUT_DEPTH, best first, equal scores by priority then most recently
+    updated; and the search's mode and warnings (search by meaning unavailable: keywords
+    alone)."""
+    assert selection.about is not None
+    page = memory_search_scored(
+        mind=selection.mind,
+        q=selection.about,
+        filters=selection.search_filters(),
+        limit=ABOUT_DEPTH,
+        now=selection.now,
+    )
+    scores = dict(page.scored)
+    found = selection.memories().filter(pk__in=list(scores)).exclude(priority=Priority.CRITICAL)
+    rows = list(_stream(selection, for_json=for_json, whole=False, memories=found))
+    # Last, the search's own order: what it could not tell apart either.
+    place = {memory_id: index for index, (memory_id, _) in enumerate(page.scored)}
+    rows.sort(key=lambda r: (-scores[r.id], -r.priority, -r.updated_at.timestamp(), place[r.id]))
+    return rows, page.mode, list(page.warnings)

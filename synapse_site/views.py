@@ -138,7 +138,8 @@ puts the new mind's key into SYNAPSE_KEY (the key is shown only once: keep it se
 
 1. At the start of every session, recall (plain text, most important first):
   curl -s {base}/memory/recall -H "Authorization: Bearer $SYNAPSE_KEY"
-  Add ?budget=2000 to fit about 2000 tokens.
+  Add ?budget=2000 to fit about 2000 tokens. Starting a task? Add &about=the+task+in+a+few+words
+  too: the critical memories, then the ones that matter for the task, best first.
 
 2. When you learn something worth keeping, store it under a stable key
    (same category + key again updates it instead of duplicating):

@@ -1,7 +1,8 @@
 """Search over a mind's memories, from what a person typed to a page of results.
 
-Callers use `memory_search`, `memory_search_ids`, `memory_semantic_search` and
-`search_mode_default`. What each module of the package does: docs/internals.md#search.
+Callers use `memory_search`, `memory_search_ids`, `memory_search_scored`,
+`memory_semantic_search` and `search_mode_default`. What each module of the package does:
+docs/internals.md#search.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ __all__ = [
     "MAX_QUERY_CHARS",
     "MEANING_UNAVAILABLE",
     "MODES",
+    "ScoredPage",
     "SearchHit",
     "SearchPage",
     "SearchQueryError",
@@ -41,6 +43,7 @@ __all__ = [
     "backend",
     "memory_search",
     "memory_search_ids",
+    "memory_search_scored",
     "memory_semantic_search",
     "parse_query",
     "search_mode_default",
@@ -83,6 +86,16 @@ class SearchPage:
     # How the results were found: the mode asked for, or `keyword` when search by meaning
     # took no part (embeddings off, or the question could not be embedded: then `warnings`).
     mode: str = "keyword"
+    warnings: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class ScoredPage:
+    """A page of search results as (memory id, score) only, best first; `mode` and
+    `warnings` as in SearchPage."""
+
+    scored: list[tuple[str, float]]
+    mode: str
     warnings: list[str] = field(default_factory=list)
 
 
@@ -215,27 +228,77 @@ def memory_search_ids(
     if filters.impossible:
         return []
     engine = backend()
-    ranking = None
-    try:
-        embedder = _embedder(needed=False) if search_mode_default() == "hybrid" else None
-        if embedder is not None:
-            ranking = hybrid_ranking(
-                engine=engine,
-                mind=mind,
-                q=q,
-                parsed=parsed,
-                filters=filters,
-                embedder=embedder,
-                now=now,
-                whole=True,
-            )
-    except EmbeddingsError as exc:
-        _skipped(exc)
+    ranking, _, _ = _default_ranking(
+        engine=engine, mind=mind, q=q, parsed=parsed, filters=filters, now=now, whole=True
+    )
     if ranking is None:  # keywords alone
         return keyword_ids(
             engine=engine, mind=mind, parsed=parsed, filters=filters, now=now, limit=MAX_OFFSET
         )
     return ranking.ids()
+
+
+def memory_search_scored(
+    *,
+    mind: Mind,
+    q: str,
+    filters: MemoryFilters = NO_FILTERS,
+    limit: int = DEFAULT_LIMIT,
+    now: datetime | None = None,
+) -> ScoredPage:
+    """The first `limit` results of memory_search(q, filters) in its default mode, as
+    (memory id, score) in its order, with its mode and warnings, without reading the
+    memories or their snippets (for a caller that reads the rows it needs itself)."""
+    now = now or timezone.now()
+    parsed = _parsed(q)
+    if filters.impossible:
+        return ScoredPage(scored=[], mode=search_mode_default())
+    engine = backend()
+    ranking, ran, warnings = _default_ranking(
+        engine=engine, mind=mind, q=q, parsed=parsed, filters=filters, now=now, whole=False
+    )
+    if ranking is None:
+        scored = engine.ranking(
+            mind_id=mind.pk, parsed=parsed, filters=filters, limit=limit, now=now
+        )
+    else:
+        scored = [(f.memory_id, f.score) for f in ranking.page(offset=0, limit=limit)]
+    return ScoredPage(scored=scored, mode=ran, warnings=warnings)
+
+
+def _default_ranking(
+    *,
+    engine: ModuleType,
+    mind: Mind,
+    q: str,
+    parsed: ParsedQuery,
+    filters: MemoryFilters,
+    now: datetime,
+    whole: bool,
+) -> tuple[Ranking | None, str, list[str]]:
+    """The default mode's hybrid ranking, or None for keywords alone (embeddings off, no
+    vector of the mind yet, or the question cannot be embedded now); the mode that ran, as
+    memory_search says it; and its warnings."""
+    if search_mode_default() != "hybrid":
+        return None, "keyword", []
+    try:
+        embedder = _embedder(needed=False)
+        if embedder is None:
+            return None, "keyword", []
+        ranking = hybrid_ranking(
+            engine=engine,
+            mind=mind,
+            q=q,
+            parsed=parsed,
+            filters=filters,
+            embedder=embedder,
+            now=now,
+            whole=whole,
+        )
+    except EmbeddingsError as exc:
+        _skipped(exc)
+        return None, "keyword", [KEYWORD_ONLY]
+    return ranking, "hybrid", []
 
 
 def memory_semantic_search(

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from memories.search import memory_search, memory_search_ids, semantic
+from memories.search import memory_search, memory_search_ids, memory_search_scored, semantic
 from memories.selectors import memory_matching_ids
 from tests.factories import embed, many_memories
 from tests.fake_embedder import fake_embedder  # noqa: F401
@@ -91,3 +91,15 @@ def test_few_keyword_matches_page_as_before(mind):
     halves = memory_search(mind=mind, q=QUESTION, limit=4).hits
     halves += memory_search(mind=mind, q=QUESTION, limit=4, offset=4).hits
     assert keys_of(whole) == [hit.memory.key for hit in halves]
+
+
+@pytest.mark.parametrize("embeddings", ["on", "off"])
+@pytest.mark.parametrize("limit", [1, 20, 100])
+def test_scored_ids_are_the_default_searchs_ids_and_scores(big_mind, settings, embeddings, limit):
+    if embeddings == "off":
+        settings.SYNAPSE_EMBEDDINGS = "off"
+    page = memory_search(mind=big_mind, q=QUESTION, limit=limit)
+    scored = memory_search_scored(mind=big_mind, q=QUESTION, limit=limit)
+    assert scored.scored == [(hit.memory.pk, hit.score) for hit in page.hits]
+    assert (scored.mode, scored.warnings) == (page.mode, page.warnings)
+    assert scored.mode == ("hybrid" if embeddings == "on" else "keyword")
