@@ -33,7 +33,7 @@ Every question is asked these ways in the same run:
 
 These appear only when embeddings are on (SYNAPSE_EMBEDDINGS is not `off`), with two lines
 more: how many results hybrid search adds by meaning alone per question, with the rule that
-such a memory come within semantic.MEANING_SHARE of the closest one's cosine and without it.
+such a memory stand semantic.MEANING_STANDING above the closest ones and without it.
 
 A question "hits at 3" when one of its expected keys is among the first three results;
 MRR@10 averages 1/rank of the first expected key in the first ten (0 when absent).
@@ -489,18 +489,18 @@ def meaning_alone(questions: list[dict], *, mind) -> float:
 
 
 def print_meaning_alone(sets: list, *, mind) -> None:
-    """Results found by meaning alone per question (hybrid), with semantic.MEANING_SHARE and
-    without it (a memory then needs only MEANING_FLOOR): what the share rule leaves out."""
+    """Results found by meaning alone per question (hybrid), with semantic.MEANING_STANDING and
+    without it (every one of the closest then qualifies): what the standing rule leaves out."""
     from memories.search import semantic
 
-    share = semantic.MEANING_SHARE
+    bar = semantic.MEANING_STANDING
     counts = {}
-    for label, value in ((f"by meaning, share {share}", share), ("by meaning, no share", 0.0)):
-        semantic.MEANING_SHARE = value
+    for label, value in ((f"by meaning, standing {bar}", bar), ("by meaning, any", -1e9)):
+        semantic.MEANING_STANDING = value
         try:
             counts[label] = [meaning_alone(questions, mind=mind) for _, questions in sets]
         finally:
-            semantic.MEANING_SHARE = share
+            semantic.MEANING_STANDING = bar
     for label, per_set in counts.items():
         cells = "".join(f"{count:18.1f}" for count in per_set)
         print(f"{label:22}{cells}")

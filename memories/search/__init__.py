@@ -141,7 +141,7 @@ def memory_search(
     """The mind's memories matching `q`, best first, each with its score and `match`.
 
     `keyword`: full-text matches (what memory_list lists with a query); `total` counts them.
-    `semantic`: memories close in meaning (cosine at least semantic.MEANING_FLOOR).
+    `semantic`: memories close in meaning, that stand out (semantic.standing_out).
     `hybrid` (the default while embeddings are on): one page of ranking.Ranking, the best
     semantic.FUSION_DEPTH of each fused, then every other keyword match; `total` counts them
     all: every keyword match and the memories found by meaning alone.
@@ -415,19 +415,20 @@ def _semantic_page(
     offset: int,
     now: datetime,
 ) -> SearchPage:
-    """A page of the memories close in meaning, best first or in the order SORTS[sort]
-    names; `total` counts every one at least semantic.MEANING_FLOOR close. EmbeddingsError
-    when the question cannot be embedded."""
-    _, meaning = meaning_ranking(
+    """A page of the memories close in meaning (semantic.standing_out), best first or in the
+    order SORTS[sort] names; `total` counts them all. EmbeddingsError when the question cannot
+    be embedded."""
+    close, meaning = meaning_ranking(
         engine=engine,
         mind=mind,
         q=q,
         parsed=parsed,
         filters=filters,
         embedder=embedder,
-        floor=semantic.MEANING_FLOOR,
+        floor=semantic.NO_FLOOR,
         now=now,
     )
+    meaning = semantic.standing_out(close, meaning)
     shown = meaning[offset : offset + limit]
     if sort is not None:
         cosines = dict(meaning)

@@ -14,7 +14,7 @@ from django.db import connection
 
 from memories.embeddings import Embedder
 from memories.models import MemoryVector
-from memories.search.semantic import Closeness
+from memories.search.semantic import Closeness, few_memories
 
 INDEXED_DIMENSIONS = 384  # the size migration 0007 indexes: the bundled model's
 ITERATIVE_SCAN = (0, 8)  # the pgvector version that can go on past hnsw.ef_search
@@ -99,8 +99,9 @@ class StoredCloseness(Closeness):
         model: str,
         query: str,
         dimensions: int,
+        reference: list[float],
     ) -> None:
-        super().__init__(ranked)
+        super().__init__(ranked, reference=reference)
         self.vectors = vectors
         self._cosines: dict[str, float | None] = dict(cosines)
         self._ask = (query, mind_id, model, dimensions)
@@ -138,7 +139,8 @@ def closeness(
         vectors = cursor.fetchone()[0]
         if not vectors:
             return Closeness([])
-        query = literal(embedder.embed_query(question))
+        vector = embedder.embed_query(question)
+        query = literal(vector)
         params: list[str | int] = [query, mind_id, model, limit]
         cursor.execute(_nearest_sql(dimensions), params)
         rows = cursor.fetchall()
@@ -158,4 +160,5 @@ def closeness(
         model=model,
         query=query,
         dimensions=dimensions,
+        reference=few_memories(embedder, vector, ranked),
     )

@@ -164,7 +164,7 @@ def hybrid_ranking(
         parsed=parsed,
         filters=filters,
         embedder=embedder,
-        floor=semantic.MEANING_FLOOR,
+        floor=semantic.NO_FLOOR,
         now=now,
         enough=FUSION_DEPTH,
     )
@@ -260,11 +260,12 @@ def words_before_meaning(
     if more or not shown.issuperset(holding) or None in cosines:
         # They fill the pages, or one has no vector yet to be closer than: no look-alikes.
         return [f for f in fused if f.match != "meaning"]
-    bar = max(c for c in cosines if c is not None) + semantic.LOOK_ALIKE_MARGIN
+    standing = semantic.Standing(close)
+    bar = standing.of(max(c for c in cosines if c is not None)) + semantic.LOOK_ALIKE_MARGIN
     held = set(holding)
     last = max(i for i, f in enumerate(fused) if f.memory_id in held)
     head = [f for f in fused[: last + 1] if f.match != "meaning"]
-    # A meaning-only score is its cosine; moved below the last holder, it takes that score.
+    # A meaning-only score is its standing; moved below the last holder, it takes that score.
     moved = [
         replace(f, score=min(f.score, head[-1].score))
         for f in fused[: last + 1]

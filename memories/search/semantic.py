@@ -21,6 +21,7 @@ from django.db import DEFAULT_DB_ALIAS, connection, connections
 
 from memories.embeddings import Embedder, Vectors
 from memories.models import MemoryVector, VectorsVersion
+from memories.search.baseline import reference_cosines
 
 # Matrices kept per process, by their size: a few large minds or many small ones.
 CACHE_BYTES = 48 * 1024 * 1024
@@ -174,8 +175,12 @@ class Closeness:
         ranked: list[tuple[str, float]],
         index: dict[str, int] | None = None,
         product: npt.NDArray[np.float32] | None = None,
+        reference: list[float] | None = None,
     ) -> None:
         self.ranked = ranked  # (memory id, cosine), best first, none below the floor
+        # The question's cosines with unrelated text, when the mind has too few memories
+        # to measure standings by (baseline.py).
+        self.reference = reference or []
         self._index = index or {}
         self.vectors = len(self._index)  # how many of the mind's memories have one
         self._product = product
@@ -205,29 +210,39 @@ def closeness(
     # Best first; equal scores in row order (by id), so a page boundary never moves.
     order = above[np.argsort(-scores[above], kind="stable")]
     ranked = [(found.ids[i], float(scores[i])) for i in order.tolist()]
-    return Closeness(ranked, found.index, scores)
+    return Closeness(ranked, found.index, scores, few_memories(embedder, query, ranked))
 
 
 # --- Fusion with the keyword ranking (hybrid) ----------------------------------------------
 
-# Each side contributes its best FUSION_DEPTH; a memory found only by meaning needs a cosine
-# of at least MEANING_FLOOR, and MEANING_SHARE of the closest memory's: far below the best
-# it is only the least far, and would fill the page and the count. The fused score is the
-# cosine, plus KEYWORD_BONUS / keyword rank for a keyword match whose meaning agrees (cosine
-# at least AGREEMENT): a keyword match on a word used in passing, far from the question's
-# meaning, gets no lift. Tuned on bench/search_eval.py, which also prints the fusions tried
-# before (rank fusion, min-max) and how many results meaning alone adds.
+# Models spread their cosines differently (one gives related texts 0.3 to 0.7, another 0.8 to
+# 0.9), so search by meaning reads a cosine as its *standing*: how many spreads it lies above
+# the question's STANDING_DEPTH closest memories (Standing). A memory found by meaning alone
+# needs a standing of MEANING_STANDING and a cosine of MEANING_FLOOR (`standing_out`, the
+# answers of a search by meaning too): the least far of the rest is still far, and would fill
+# the page and the count. Fused, each side contributes its best FUSION_DEPTH; a score is the
+# standing, plus KEYWORD_BONUS / keyword rank for a keyword match whose meaning agrees
+# (standing at least AGREEMENT): a keyword match on a word used in passing, far from the
+# question's meaning, gets no lift. Chosen on the dev part of each evaluation of
+# bench/search_eval.py (docs/performance.md), which also prints the fusions tried before.
 FUSION_DEPTH = 100
+STANDING_DEPTH = 50
 MEANING_FLOOR = 0.12
-AGREEMENT = 0.3
-KEYWORD_BONUS = 0.05
-MEANING_SHARE = 0.4
+MEANING_STANDING = 0.5
+AGREEMENT = 0.5
+KEYWORD_BONUS = 0.3
 # Found by meaning alone beside memories holding every word of the question: kept only
-# this much closer in meaning than they are (look-alikes of a templated note are not).
-LOOK_ALIKE_MARGIN = 0.05
+# this much higher in standing than they are (look-alikes of a templated note are not).
+LOOK_ALIKE_MARGIN = 0.75
 # How many of the closest memories are checked against the filters and the query's phrases
 # and exclusions, so a narrow filter still leaves enough found by meaning.
 CANDIDATES = 1000
+# The floor search by meaning reads the closest memories with: every one, as standings are
+# measured over the closest whatever their cosine (MEANING_FLOOR applies after).
+NO_FLOOR = -1.0
+# The least spread a standing is measured against: the closest of a mind of copies barely
+# differ, and every small difference would stand out.
+LEAST_SPREAD = 0.01
 
 
 @dataclass(frozen=True)
@@ -237,6 +252,40 @@ class Fused:
     match: str  # "keyword", "meaning" or "both"
 
 
+def few_memories(
+    embedder: Embedder, query: Vectors, ranked: list[tuple[str, float]]
+) -> list[float]:
+    """The question's cosines with the reference texts when the closest memories are fewer
+    than STANDING_DEPTH (a small mind), else nothing."""
+    return reference_cosines(embedder, query) if len(ranked) < STANDING_DEPTH else []
+
+
+class Standing:
+    """A cosine's standing for one question: how many spreads it lies above the mean of the
+    question's STANDING_DEPTH closest memories (before any filter), made up with its cosines
+    with unrelated text in a mind of fewer (baseline.py)."""
+
+    def __init__(self, close: Closeness) -> None:
+        closest = [cosine for _, cosine in close.ranked[:STANDING_DEPTH]]
+        measure = np.array(closest + close.reference[: STANDING_DEPTH - len(closest)])
+        self.mean = float(measure.mean()) if len(measure) else 0.0
+        self.spread = max(float(measure.std()) if len(measure) else 0.0, LEAST_SPREAD)
+
+    def of(self, cosine: float) -> float:
+        return (cosine - self.mean) / self.spread
+
+
+def standing_out(close: Closeness, meaning: list[tuple[str, float]]) -> list[tuple[str, float]]:
+    """Of the closest in meaning (best first), the ones a search by meaning answers with: the
+    first, and every other standing MEANING_STANDING out, none below MEANING_FLOOR."""
+    standing = Standing(close)
+    return [
+        (memory_id, cosine)
+        for n, (memory_id, cosine) in enumerate(meaning)
+        if cosine >= MEANING_FLOOR and (n == 0 or standing.of(cosine) >= MEANING_STANDING)
+    ]
+
+
 def fuse(*, keyword: list[str], meaning: list[tuple[str, float]], close: Closeness) -> list[Fused]:
     """One ranking from the keyword matches (best first) and the memories close in meaning.
 
@@ -244,19 +293,19 @@ def fuse(*, keyword: list[str], meaning: list[tuple[str, float]], close: Closene
     keeps its keyword lift and ranks among the others by it.
     """
     close.need(keyword)  # the keyword matches' cosines, where not at hand, in one query
+    standing = Standing(close)
     ranks = {memory_id: rank for rank, memory_id in enumerate(keyword, 1)}
     close_ids = {memory_id for memory_id, _ in meaning}
-    cut = MEANING_SHARE * meaning[0][1] if meaning else 0.0
+    answers = {memory_id for memory_id, _ in standing_out(close, meaning)}
     fused = []
     for memory_id in dict.fromkeys([*keyword, *(memory_id for memory_id, _ in meaning)]):
         cosine = close.of(memory_id)
         rank = ranks.get(memory_id)
         if rank is None:
-            alone = float(cosine or 0.0)
-            if alone >= cut:
-                fused.append(Fused(memory_id, alone, "meaning"))
+            if memory_id in answers:
+                fused.append(Fused(memory_id, standing.of(float(cosine or 0.0)), "meaning"))
             continue
-        agreement = AGREEMENT if cosine is None else cosine
+        agreement = AGREEMENT if cosine is None else standing.of(cosine)
         score = agreement + (KEYWORD_BONUS / rank if agreement >= AGREEMENT else 0.0)
         fused.append(Fused(memory_id, score, "both" if memory_id in close_ids else "keyword"))
     never = len(ranks) + 1

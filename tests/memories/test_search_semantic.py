@@ -191,11 +191,18 @@ def test_a_mind_without_vectors_embeds_nothing(mind, monkeypatch):
     assert close.ranked == []
 
 
-class Known:
-    """Closeness with given cosines (None: no vector)."""
+# The question's 50 closest memories, besides the ones a test names: half at 0.20 and half at
+# 0.30, so a cosine's standing is (cosine - 0.25) / 0.05: 0.30 stands at 1, 0.40 at 3.
+BACKGROUND = [(f"bg{i}", 0.30 if i < 25 else 0.20) for i in range(50)]
 
-    def __init__(self, cosines: dict[str, float | None]):
+
+class Known:
+    """Closeness with given cosines (None: no vector), over the BACKGROUND's spread."""
+
+    def __init__(self, cosines: dict[str, float | None], ranked=BACKGROUND, reference=()):
         self.cosines = cosines
+        self.ranked = ranked
+        self.reference = list(reference)
 
     def of(self, memory_id: str) -> float | None:
         return self.cosines.get(memory_id)
@@ -204,15 +211,25 @@ class Known:
         """Every cosine is at hand already."""
 
 
-def fused(keyword, meaning, cosines):
-    found = semantic.fuse(keyword=keyword, meaning=meaning, close=Known(cosines))  # type: ignore[arg-type]
+def fused(keyword, meaning, cosines, ranked=BACKGROUND, reference=()):
+    close = Known(cosines, ranked, reference)
+    found = semantic.fuse(keyword=keyword, meaning=meaning, close=close)  # type: ignore[arg-type]
     return [(f.memory_id, f.match) for f in found]
 
 
+def test_a_cosine_stands_by_the_spread_of_the_closest():
+    standing = semantic.Standing(Known({}))  # type: ignore[arg-type]
+    assert (standing.mean, standing.spread) == pytest.approx((0.25, 0.05))
+    assert standing.of(0.40) == pytest.approx(3.0)
+    # Copies of one memory: no spread to stand out of, so none is measured against nothing.
+    flat = semantic.Standing(Known({}, [("a", 0.5), ("b", 0.5)]))  # type: ignore[arg-type]
+    assert flat.spread == semantic.LEAST_SPREAD
+
+
 def test_fusion_lifts_keyword_matches_that_agree_in_meaning():
-    cosines = {"a": 0.40, "b": 0.45, "c": 0.10}
-    # "a" is the best keyword match and agrees in meaning: lifted above "b".
-    assert fused(["a", "c"], [("b", 0.45), ("a", 0.40)], cosines) == [
+    cosines = {"a": 0.40, "b": 0.41, "c": 0.10}
+    # "a" is the best keyword match and agrees in meaning (standing 3): lifted above "b" (3.2).
+    assert fused(["a", "c"], [("b", 0.41), ("a", 0.40)], cosines) == [
         ("a", "both"),
         ("b", "meaning"),
         ("c", "keyword"),
@@ -220,17 +237,18 @@ def test_fusion_lifts_keyword_matches_that_agree_in_meaning():
 
 
 def test_fusion_gives_a_keyword_match_far_in_meaning_no_lift():
-    # "c" matched a word used in passing: the memory close in meaning comes first.
-    cosines = {"c": 0.12, "b": 0.25}
-    assert fused(["c"], [("b", 0.25)], cosines) == [("b", "meaning"), ("c", "keyword")]
+    # "c" matched a word used in passing (standing 0.2): the memory close in meaning is first.
+    assert semantic.AGREEMENT > 0.2
+    cosines = {"c": 0.26, "b": 0.30}
+    assert fused(["c"], [("b", 0.30)], cosines) == [("b", "meaning"), ("c", "keyword")]
 
 
-def test_fusion_leaves_out_what_meaning_alone_finds_far_below_the_closest():
-    # The closest is 0.50: found by meaning alone, 0.20 (40%) is kept and 0.19 is not; a
+def test_fusion_leaves_out_what_meaning_alone_finds_not_standing_out():
+    # Found by meaning alone, a standing of 0.6 (0.28) is kept and 0.4 (0.27) is not; a
     # keyword match stays whatever its cosine.
-    cosines = {"best": 0.50, "near": 0.20, "far": 0.19, "worded": 0.05}
-    meaning = [("best", 0.50), ("near", 0.20), ("far", 0.19)]
-    assert semantic.MEANING_SHARE == 0.4
+    cosines = {"best": 0.50, "near": 0.28, "far": 0.27, "worded": 0.05}
+    meaning = [("best", 0.50), ("near", 0.28), ("far", 0.27)]
+    assert semantic.MEANING_STANDING == 0.5
     assert fused(["worded"], meaning, cosines) == [
         ("best", "meaning"),
         ("near", "meaning"),
@@ -238,9 +256,29 @@ def test_fusion_leaves_out_what_meaning_alone_finds_far_below_the_closest():
     ]
 
 
+def test_fusion_keeps_the_closest_memory_whatever_its_standing():
+    # A mind of two memories: the closest stands out of next to nothing, and is still an
+    # answer; below MEANING_FLOOR it is none.
+    ranked = [("closest", 0.31), ("other", 0.30)]
+    assert fused([], ranked, dict(ranked), ranked) == [("closest", "meaning")]
+    far = [("closest", 0.05), ("other", 0.04)]
+    assert fused([], far, dict(far), far) == []
+
+
+def test_a_small_minds_standings_are_measured_with_unrelated_text():
+    # Three memories: the question's cosines with the reference texts (half 0.20, half 0.30)
+    # make up the measure, so the two that stand out of unrelated text are both answers.
+    mind = [("dog", 0.60), ("cat", 0.45), ("tax", 0.22)]
+    reference = [0.30] * 25 + [0.20] * 25
+    assert fused([], mind, dict(mind), mind, reference) == [("dog", "meaning"), ("cat", "meaning")]
+    standing = semantic.Standing(Known({}, mind, reference))  # type: ignore[arg-type]
+    assert standing.of(0.45) > semantic.MEANING_STANDING > standing.of(0.22)
+
+
 def test_fusion_ranks_a_keyword_match_without_a_vector_as_agreeing():
-    cosines = {"b": 0.35, "z": None}
-    assert fused(["z"], [("b", 0.35)], cosines) == [("z", "keyword"), ("b", "meaning")]
+    # "z" counts as agreeing (AGREEMENT 0.5) and gets its lift: above "b" at 0.6.
+    cosines = {"b": 0.28, "z": None}
+    assert fused(["z"], [("b", 0.28)], cosines) == [("z", "keyword"), ("b", "meaning")]
 
 
 def test_fusion_keeps_keyword_order_between_equals_and_lists_each_once():
