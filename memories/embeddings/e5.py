@@ -356,6 +356,7 @@ class _Graph:
 class E5Embedder:
     """multilingual-e5-small in this process. Loading checks the file; embedding is thread-safe."""
 
+    in_process = True  # cheap to ask for more than a question (search/baseline.py)
     model = MODEL
     dimensions = DIMENSIONS
 

@@ -80,6 +80,7 @@ def _give_back_freed_memory() -> None:
 class LocalEmbedder:
     """all-MiniLM-L6-v2 in this process. Loading checks both files; embedding is thread-safe."""
 
+    in_process = True  # cheap to ask for more than a question (search/baseline.py)
     model = MODEL
     dimensions = DIMENSIONS
 

@@ -4,7 +4,8 @@ are measured against.
 Search by meaning reads a memory's cosine as its standing among the question's closest
 memories (semantic.Standing). A mind of a handful of memories has too few of them to say
 what "close" is; the question's cosines with REFERENCE_TEXTS (memories of other people, on
-everyday subjects, in the languages Synapse's users write) fill the measure up.
+everyday subjects, in the languages Synapse's users write) fill the measure up, where the
+model runs in this process (an embeddings API is asked for the question alone).
 """
 
 from __future__ import annotations

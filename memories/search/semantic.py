@@ -256,8 +256,11 @@ def few_memories(
     embedder: Embedder, query: Vectors, ranked: list[tuple[str, float]]
 ) -> list[float]:
     """The question's cosines with the reference texts when the closest memories are fewer
-    than STANDING_DEPTH (a small mind), else nothing."""
-    return reference_cosines(embedder, query) if len(ranked) < STANDING_DEPTH else []
+    than STANDING_DEPTH (a small mind), else nothing. Only a model in this process is asked
+    for them: a search never waits on an embeddings API for more than its question."""
+    if len(ranked) >= STANDING_DEPTH or not getattr(embedder, "in_process", False):
+        return []
+    return reference_cosines(embedder, query)
 
 
 class Standing:

@@ -1,8 +1,10 @@
-"""Embeddings: the bundled model (offline, pinned, meaningful) and an OpenAI-compatible API.
+"""Embeddings: the bundled English-only model (SYNAPSE_EMBEDDINGS=local-english: offline,
+pinned, meaningful) and an OpenAI-compatible API. The default multilingual model has its own
+tests (test_embeddings_e5.py).
 
-The model loads once for the whole run (`embedder`, the process's own); the tests that must
-load it themselves (offline, refused files) build their own LocalEmbedder. The API tests talk
-to a real embeddings server on 127.0.0.1, started here and backed by the bundled model.
+The model loads once for the whole run (`embedder`); the tests that must load it themselves
+(offline, refused files) build their own LocalEmbedder. The API tests talk to a real
+embeddings server on 127.0.0.1, started here and backed by the bundled model.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from django.test import override_settings
 
 import memories.embeddings as embeddings
 from memories.embeddings import EmbeddingsError, ModelFileRefused, get_embedder
+from memories.embeddings import e5 as e5_model
 from memories.embeddings import local as local_model
 from memories.embeddings.int8 import (
     integer_product,
@@ -43,7 +46,8 @@ ROOT = Path(__file__).resolve().parents[2]
 
 @pytest.fixture(scope="session")
 def embedder():
-    loaded = get_embedder()
+    with override_settings(SYNAPSE_EMBEDDINGS="local-english"):
+        loaded = get_embedder()
     assert isinstance(loaded, LocalEmbedder)
     return loaded
 
@@ -82,7 +86,7 @@ def test_the_process_loads_the_model_once_however_many_threads_ask(monkeypatch):
             time.sleep(0.05)  # a slow load: the other threads ask meanwhile
 
     monkeypatch.setattr(embeddings, "_embedders", {})
-    monkeypatch.setattr(local_model, "LocalEmbedder", Counted)
+    monkeypatch.setattr(e5_model, "E5Embedder", Counted)
     start = threading.Barrier(8)
     got = []
 
@@ -100,8 +104,10 @@ def test_the_process_loads_the_model_once_however_many_threads_ask(monkeypatch):
     assert len(got) == 8 and all(e is got[0] for e in got)
 
 
-def test_the_process_embedder_is_the_local_model(embedder):
-    assert get_embedder() is embedder
+def test_the_english_model_is_a_setting(embedder):
+    with override_settings(SYNAPSE_EMBEDDINGS="local-english"):
+        assert get_embedder() is embedder
+    assert get_embedder() is not embedder  # `local`: the multilingual model
     assert embedder.model == "minilm-l6-v2-int8-exact"
     assert embedder.dimensions == 384
 
@@ -315,16 +321,25 @@ def settings_with(tmp_path, monkeypatch, **env) -> dict:
     return runpy.run_path(str(ROOT / "synapse_site" / "settings.py"))
 
 
+CHOICES = "use local, local-english, off, or the"
+
+
 @pytest.mark.parametrize(
     ("env", "says"),
     [
-        ({"SYNAPSE_EMBEDDINGS": "on"}, "use local, off, or the base URL"),
-        ({"SYNAPSE_EMBEDDINGS": "ollama"}, "use local, off, or the base URL"),
-        ({"SYNAPSE_EMBEDDINGS": "ftp://127.0.0.1/v1"}, "use local, off, or the base URL"),
-        ({"SYNAPSE_EMBEDDINGS": "http://"}, "use local, off, or the base URL"),
-        ({"SYNAPSE_EMBEDDINGS": "http://127.0.0.1:port/v1"}, "use local, off, or the base URL"),
+        ({"SYNAPSE_EMBEDDINGS": "on"}, CHOICES),
+        ({"SYNAPSE_EMBEDDINGS": "ollama"}, CHOICES),
+        ({"SYNAPSE_EMBEDDINGS": "ftp://127.0.0.1/v1"}, CHOICES),
+        ({"SYNAPSE_EMBEDDINGS": "http://"}, CHOICES),
+        (
+            {"SYNAPSE_EMBEDDINGS": "http://127.0.0.1:port/v1"},
+            CHOICES,
+        ),
         ({"SYNAPSE_EMBEDDINGS": "http://me:pw@127.0.0.1/v1"}, "the key goes in"),
-        ({"SYNAPSE_EMBEDDINGS": "http://127.0.0.1/v1?key=1"}, "use local, off, or the base URL"),
+        (
+            {"SYNAPSE_EMBEDDINGS": "http://127.0.0.1/v1?key=1"},
+            CHOICES,
+        ),
         ({"SYNAPSE_EMBEDDINGS": "http://127.0.0.1:11434/v1"}, "set SYNAPSE_EMBEDDINGS_MODEL"),
         ({"SYNAPSE_EMBEDDINGS_MODEL": "nomic-embed-text"}, "names a model of an embeddings API"),
         ({"SYNAPSE_EMBEDDINGS_TIMEOUT": "0"}, "must be 1 or more"),
@@ -342,6 +357,7 @@ def test_a_bad_embeddings_setting_is_refused(tmp_path, monkeypatch, env, says):
     ("env", "expected"),
     [
         ({}, ("local", "", "")),
+        ({"SYNAPSE_EMBEDDINGS": "Local-English"}, ("local-english", "", "")),
         ({"SYNAPSE_EMBEDDINGS": "OFF", "SYNAPSE_EMBEDDINGS_MODEL": "x"}, ("off", "x", "")),
         (
             {
@@ -371,7 +387,7 @@ def test_the_server_refuses_to_start_on_a_bad_embeddings_value(tmp_path):
         [sys.executable, "manage.py", "check"], cwd=ROOT, env=env, capture_output=True, text=True
     )
     assert result.returncode != 0
-    assert "SYNAPSE_EMBEDDINGS='remote': use local, off, or the base URL" in result.stderr
+    assert "SYNAPSE_EMBEDDINGS='remote': use local, local-english, off, or the" in result.stderr
 
 
 # --- An OpenAI-compatible embeddings API --------------------------------------------------------
@@ -527,7 +543,7 @@ def test_the_api_from_the_settings(api):
         assert isinstance(client, RemoteEmbedder)
         assert get_embedder() is client
         assert client.embed_query("hello").shape == (384,)
-    assert isinstance(get_embedder(), LocalEmbedder)
+    assert isinstance(get_embedder(), e5_model.E5Embedder)
 
 
 @pytest.mark.parametrize(

@@ -22,7 +22,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from memories.embeddings.local import DIMENSIONS, MODEL
+from memories.embeddings.e5 import DIMENSIONS, MODEL
 from memories.embeddings.text import embedding_text, text_hash
 from tests.reliability.harness import REPO, GunicornServer
 

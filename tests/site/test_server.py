@@ -12,7 +12,7 @@ import sys
 import pytest
 
 from memories import embeddings
-from memories.embeddings import EmbeddingsError, local
+from memories.embeddings import EmbeddingsError, e5, local
 from synapse_site.server import (
     exposure_problem,
     preload_embedder,
@@ -69,7 +69,13 @@ def test_gunicorn_refuses_to_start_on_a_network_address_without_a_proxy(tmp_path
 
 @pytest.mark.parametrize(
     ("backend", "threads", "loaded"),
-    [("local", 1, [1]), ("local", 2, []), ("off", 1, []), ("http://127.0.0.1:9/v1", 1, [])],
+    [
+        ("local", 1, [1]),
+        ("local-english", 1, [1]),
+        ("local", 2, []),
+        ("off", 1, []),
+        ("http://127.0.0.1:9/v1", 1, []),
+    ],
 )
 def test_the_master_loads_the_local_model_before_the_workers_fork(
     settings, monkeypatch, backend, threads, loaded
@@ -82,8 +88,9 @@ def test_the_master_loads_the_local_model_before_the_workers_fork(
 
     monkeypatch.setattr(embeddings, "_embedders", {})
     monkeypatch.setattr(local, "LocalEmbedder", Counted)
+    monkeypatch.setattr(e5, "E5Embedder", Counted)
     settings.SYNAPSE_EMBEDDINGS = backend
-    settings.SYNAPSE_EMBEDDINGS_MODEL = "" if backend == "local" else "m"
+    settings.SYNAPSE_EMBEDDINGS_MODEL = "" if backend in embeddings.LOCAL else "m"
     settings.SYNAPSE_EMBEDDINGS_THREADS = threads
     preload_embedder()
     assert built == loaded
@@ -97,7 +104,7 @@ def test_a_model_that_cannot_load_does_not_stop_the_server(settings, monkeypatch
             raise EmbeddingsError("the model file is not the pinned one")
 
     monkeypatch.setattr(embeddings, "_embedders", {})
-    monkeypatch.setattr(local, "LocalEmbedder", Refused)
+    monkeypatch.setattr(e5, "E5Embedder", Refused)
     settings.SYNAPSE_EMBEDDINGS = "local"
     settings.SYNAPSE_EMBEDDINGS_THREADS = 1
     preload_embedder()
