@@ -25,12 +25,11 @@ from typing import Any
 
 import numpy as np
 import onnx
-import onnxruntime
 from onnx import TensorProto, helper, numpy_helper
 
 from memories.embeddings.errors import EmbeddingsError, ModelFileRefused
 from memories.embeddings.int8 import _stored, _zero, signed_products_are_exact
-from memories.embeddings.local import _give_back_freed_memory
+from memories.embeddings.local import _give_back_freed_memory, cpu_session
 from memories.embeddings.vectors import Vectors, normalised
 
 # Named for the weights and how they run: vectors made otherwise are re-made.
@@ -370,21 +369,8 @@ class E5Embedder:
         self._positions = tensors["emb.pos"].reshape(shape.positions, shape.hidden)
         self._type = tensors["emb.type"].reshape(-1, shape.hidden)[0]
 
-        options = onnxruntime.SessionOptions()
-        options.intra_op_num_threads = threads
-        options.inter_op_num_threads = 1
-        options.log_severity_level = 3
-        options.enable_cpu_mem_arena = False
-        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         graph = _Graph(shape, tensors, unsigned=not signed_products_are_exact()).build()
-        self._session = onnxruntime.InferenceSession(
-            graph,
-            sess_options=options,
-            providers=["CPUExecutionProvider"],
-            # onnxruntime's fused SkipLayerNormalization kernel is slower on this CPU than
-            # the Add and LayerNormalization it would replace.
-            disabled_optimizers=["SkipLayerNormFusion"],
-        )
+        self._session = cpu_session(graph, threads=threads)
         # The session holds its own copy of the weights: the file's pages read to build it,
         # and the memory the building used, go back.
         del graph

@@ -77,6 +77,27 @@ def _give_back_freed_memory() -> None:
             trim(0)
 
 
+def cpu_session(model: bytes, *, threads: int) -> onnxruntime.InferenceSession:
+    """An onnxruntime session of a bundled model, run on this CPU with `threads` threads."""
+    options = onnxruntime.SessionOptions()
+    options.intra_op_num_threads = threads
+    options.inter_op_num_threads = 1
+    options.log_severity_level = 3
+    # What a long text needed goes back to the system after it, instead of staying
+    # reserved in the process for the next one.
+    options.enable_cpu_mem_arena = False
+    # Idle threads sleep instead of spinning: the web workers share these cores.
+    options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+    return onnxruntime.InferenceSession(
+        model,
+        sess_options=options,
+        providers=["CPUExecutionProvider"],
+        # onnxruntime's fused SkipLayerNormalization kernel is slower on this CPU than the
+        # Add and LayerNormalization it would replace.
+        disabled_optimizers=["SkipLayerNormFusion"],
+    )
+
+
 class LocalEmbedder:
     """all-MiniLM-L6-v2 in this process. Loading checks both files; embedding is thread-safe."""
 
@@ -99,27 +120,14 @@ class LocalEmbedder:
         self._tokenizer.enable_truncation(max_length=MAX_TOKENS)
         self._tokenizer.no_padding()  # each text runs alone (_run)
 
-        options = onnxruntime.SessionOptions()
-        options.intra_op_num_threads = threads
-        options.inter_op_num_threads = 1
-        options.log_severity_level = 3
-        # What a long text needed goes back to the system after it, instead of staying
-        # reserved in the process for the next one.
-        options.enable_cpu_mem_arena = False
-        # Idle threads sleep instead of spinning: the web workers share these cores.
-        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-        self._session = onnxruntime.InferenceSession(
+        self._session = cpu_session(
             integer_weights(
                 model_bytes,
                 products=INT8_PRODUCTS,
                 lookups=INT8_LOOKUPS,
                 unsigned=not signed_products_are_exact(),
             ),
-            sess_options=options,
-            providers=["CPUExecutionProvider"],
-            # onnxruntime's fused SkipLayerNormalization kernel is slower on this CPU than
-            # the Add and LayerNormalization it would replace.
-            disabled_optimizers=["SkipLayerNormFusion"],
+            threads=threads,
         )
         del model_bytes, tokenizer_text
         _give_back_freed_memory()

@@ -157,14 +157,12 @@ def memory_search(
     now = now or timezone.now()
     parsed = _parsed(q)
     engine = backend()
-    ran, warnings = mode, []
-    ranking = None
-    if mode != "keyword":
+    ran, warnings, ranking = mode, list[str](), None
+    if mode == "semantic":
         try:
-            embedder = _embedder(needed=mode == "semantic")
-            if embedder is None:
-                ran = "keyword"
-            elif mode == "semantic" and not filters.impossible:
+            embedder = _embedder(needed=True)
+            assert embedder is not None  # needed=True raises instead
+            if not filters.impossible:
                 return _semantic_page(
                     engine=engine,
                     mind=mind,
@@ -177,21 +175,12 @@ def memory_search(
                     offset=offset,
                     now=now,
                 )
-            elif not filters.impossible:
-                ranking = hybrid_ranking(
-                    engine=engine,
-                    mind=mind,
-                    q=q,
-                    parsed=parsed,
-                    filters=filters,
-                    embedder=embedder,
-                    now=now,
-                )
         except EmbeddingsError as exc:
-            if mode == "semantic":
-                raise _cannot_run(exc) from None
-            _skipped(exc)
-            ran, warnings = "keyword", [KEYWORD_ONLY]
+            raise _cannot_run(exc) from None
+    elif mode == "hybrid":
+        ranking, ran, warnings = _hybrid_or_keyword(
+            engine=engine, mind=mind, q=q, parsed=parsed, filters=filters, now=now, whole=False
+        )
     if ranking is None:
         page = _keyword_page(
             engine=engine,
@@ -281,10 +270,30 @@ def _default_ranking(
     memory_search says it; and its warnings."""
     if search_mode_default() != "hybrid":
         return None, "keyword", []
+    return _hybrid_or_keyword(
+        engine=engine, mind=mind, q=q, parsed=parsed, filters=filters, now=now, whole=whole
+    )
+
+
+def _hybrid_or_keyword(
+    *,
+    engine: ModuleType,
+    mind: Mind,
+    q: str,
+    parsed: ParsedQuery,
+    filters: MemoryFilters,
+    now: datetime,
+    whole: bool,
+) -> tuple[Ranking | None, str, list[str]]:
+    """The hybrid ranking, or None for keywords alone (embeddings off: mode `keyword`; no
+    vector of the mind yet: mode `hybrid`, as memory_search says it; the question cannot be
+    embedded now: `keyword`, with the warning). Filters nothing can pass rank nothing."""
     try:
         embedder = _embedder(needed=False)
         if embedder is None:
             return None, "keyword", []
+        if filters.impossible:
+            return None, "hybrid", []
         ranking = hybrid_ranking(
             engine=engine,
             mind=mind,
