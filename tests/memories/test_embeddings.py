@@ -33,6 +33,7 @@ import memories.embeddings as embeddings
 from memories.embeddings import EmbeddingsError, ModelFileRefused, get_embedder
 from memories.embeddings import e5 as e5_model
 from memories.embeddings import local as local_model
+from memories.embeddings.e5 import E5Embedder
 from memories.embeddings.int8 import (
     integer_product,
     integer_weights,
@@ -59,7 +60,8 @@ def cosine(a, b) -> float:
 # --- The bundled model ------------------------------------------------------------------------
 
 
-def test_loads_and_embeds_with_the_network_off(monkeypatch):
+@pytest.mark.parametrize("model", [LocalEmbedder, E5Embedder], ids=["english", "multilingual"])
+def test_loads_and_embeds_with_the_network_off(monkeypatch, model):
     def no_network(*args, **kwargs):
         raise AssertionError("the embedding model tried to use the network")
 
@@ -67,7 +69,7 @@ def test_loads_and_embeds_with_the_network_off(monkeypatch):
     monkeypatch.setattr(socket, "create_connection", no_network)
     monkeypatch.setattr(socket, "getaddrinfo", no_network)
 
-    offline = LocalEmbedder()
+    offline = model()
     documents = offline.embed_documents(["Has a border collie named Pixel.", "Born in Cork."])
     query = offline.embed_query("does he have any animals")
 

