@@ -260,8 +260,7 @@ def words_before_meaning(
     if more or not shown.issuperset(holding) or None in cosines:
         # They fill the pages, or one has no vector yet to be closer than: no look-alikes.
         return [f for f in fused if f.match != "meaning"]
-    standing = semantic.Standing(close)
-    bar = standing.of(max(c for c in cosines if c is not None)) + semantic.LOOK_ALIKE_MARGIN
+    bar = close.standing.of(max(c for c in cosines if c is not None)) + semantic.LOOK_ALIKE_MARGIN
     held = set(holding)
     last = max(i for i, f in enumerate(fused) if f.memory_id in held)
     head = [f for f in fused[: last + 1] if f.match != "meaning"]

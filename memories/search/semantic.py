@@ -14,6 +14,7 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 import numpy.typing as npt
@@ -193,6 +194,11 @@ class Closeness:
     def need(self, memory_ids: list[str]) -> None:
         """Have `of` ready for these memories (here it always is: the matrix holds them all)."""
 
+    @cached_property
+    def standing(self) -> Standing:
+        """How the question's cosines stand (Standing), measured once for all who ask."""
+        return Standing(self)
+
 
 def closeness(
     *, mind_id: str, embedder: Embedder, question: str, floor: float, limit: int
@@ -281,7 +287,7 @@ class Standing:
 def standing_out(close: Closeness, meaning: list[tuple[str, float]]) -> list[tuple[str, float]]:
     """Of the closest in meaning (best first), the ones a search by meaning answers with: the
     first, and every other standing MEANING_STANDING out, none below MEANING_FLOOR."""
-    standing = Standing(close)
+    standing = close.standing
     return [
         (memory_id, cosine)
         for n, (memory_id, cosine) in enumerate(meaning)
@@ -296,7 +302,7 @@ def fuse(*, keyword: list[str], meaning: list[tuple[str, float]], close: Closene
     keeps its keyword lift and ranks among the others by it.
     """
     close.need(keyword)  # the keyword matches' cosines, where not at hand, in one query
-    standing = Standing(close)
+    standing = close.standing
     ranks = {memory_id: rank for rank, memory_id in enumerate(keyword, 1)}
     close_ids = {memory_id for memory_id, _ in meaning}
     answers = {memory_id for memory_id, _ in standing_out(close, meaning)}

@@ -196,13 +196,12 @@ def test_a_mind_without_vectors_embeds_nothing(mind, monkeypatch):
 BACKGROUND = [(f"bg{i}", 0.30 if i < 25 else 0.20) for i in range(50)]
 
 
-class Known:
+class Known(semantic.Closeness):
     """Closeness with given cosines (None: no vector), over the BACKGROUND's spread."""
 
     def __init__(self, cosines: dict[str, float | None], ranked=BACKGROUND, reference=()):
+        super().__init__(list(ranked), reference=list(reference))
         self.cosines = cosines
-        self.ranked = ranked
-        self.reference = list(reference)
 
     def of(self, memory_id: str) -> float | None:
         return self.cosines.get(memory_id)
