@@ -240,20 +240,19 @@ def read_model(data: mmap.mmap) -> tuple[Shape, Unigram, dict[str, np.ndarray]]:
     return shape, tokenizer, tensors
 
 
-def unpacked(blocks: np.ndarray) -> np.ndarray:
-    """The 4-bit values (0..15) of each block in order: the file keeps weight j in the low
-    nibble of byte j and weight j + 16 in its high nibble."""
+def dequantised(blocks: np.ndarray) -> np.ndarray:
+    """The float32 values of rows of 4-bit blocks (rows, blocks per row): (value - 8) times
+    the block's scale, where the file keeps weight j of a block in the low nibble of byte j
+    and weight j + 16 in its high nibble."""
     nibbles = blocks["nibbles"]
-    values: np.ndarray = np.concatenate([nibbles & 0x0F, nibbles >> 4], axis=-1)
-    return values
+    values = np.concatenate([nibbles & 0x0F, nibbles >> 4], axis=-1).astype(np.float32) - 8.0
+    scaled: np.ndarray = values * blocks["scale"].astype(np.float32)[..., None]
+    return scaled.reshape(len(blocks), -1)
 
 
 def dequantised_rows(blocks: np.ndarray, rows: np.ndarray, width: int) -> np.ndarray:
     """The float32 values of the given rows of a 4-bit table of `width` columns."""
-    chosen = blocks.reshape(-1, width // BLOCK)[rows]
-    values = unpacked(chosen).astype(np.float32) - 8.0
-    scaled: np.ndarray = values * chosen["scale"].astype(np.float32)[..., None]
-    return scaled.reshape(len(rows), width)
+    return dequantised(blocks.reshape(-1, width // BLOCK)[rows])
 
 
 class _Graph:
@@ -279,11 +278,7 @@ class _Graph:
     def product(self, x: str, name: str, outputs: int, inputs: int) -> str:
         """x @ W.T + b on integers: W's 4-bit blocks made int8 with one scale per output (the
         blocks' own values, to 1/254 of the row's widest), x quantized to 8 bits per call."""
-        blocks = self.tensors[f"{name}.w"].reshape(outputs, inputs // BLOCK)
-        weights = (unpacked(blocks).astype(np.float32) - 8.0) * blocks["scale"].astype(np.float32)[
-            ..., None
-        ]
-        weights = weights.reshape(outputs, inputs)
+        weights = dequantised(self.tensors[f"{name}.w"].reshape(outputs, inputs // BLOCK))
         widest = np.abs(weights).max(axis=1)
         scale = np.where(widest > 0, widest / 127.0, 1.0).astype(np.float32)
         rows = np.clip(np.rint(weights / scale[:, None]), -127, 127).astype(np.int8)
