@@ -253,12 +253,7 @@ def load_minds(data: dict, english: dict, *, embedder: object | None = None) -> 
     from bench import search_eval
     from memories.models import Memory
 
-    _, mind, _ = common.create_mind("Eval en")
-    _, other, _ = common.create_mind("Someone else")
-    for item in english["memories"]:
-        Memory.objects.create(mind=mind, **item)
-        # The same texts in another mind: they must neither show up nor change the order.
-        Memory.objects.create(mind=other, **{**item, "content": item["content"][::-1]})
+    mind, other = search_eval.memory_minds(english["memories"], name="Eval en")
     minds = {"en": mind}
     for lang in LANGS:
         _, minds[lang], _ = common.create_mind(f"Eval {lang}")

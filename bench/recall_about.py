@@ -85,17 +85,11 @@ def main() -> None:
     parser.add_argument("--verbose", action="store_true", help="list the questions left outside")
     args = parser.parse_args()
 
-    from bench.search_eval import DATA, embed_mind, load_embedder, question_sets
+    from bench.search_eval import DATA, embed_mind, load_embedder, memory_minds, question_sets
 
     data = json.loads(DATA.read_text())
     with common.BenchDatabase(database=args.database):
-        from memories.models import Memory
-
-        _, mind, _ = common.create_mind("Eval")
-        _, other, _ = common.create_mind("Someone else")
-        for item in data["memories"]:
-            Memory.objects.create(mind=mind, **item)
-            Memory.objects.create(mind=other, **{**item, "content": item["content"][::-1]})
+        mind, other = memory_minds(data["memories"])
         embedder, unavailable = load_embedder()
         if embedder is not None:
             for each in (mind, other):

@@ -267,6 +267,20 @@ def embed_mind(embedder, *, mind) -> int:
     return outbox.embed_pending(embedder=embedder, mind_id=mind.pk)
 
 
+def memory_minds(memories: list[dict], *, name: str = "Eval") -> tuple:
+    """(the mind holding `memories`, another mind holding the same with each content
+    reversed), in the current bench database: another mind's texts must neither show up nor
+    change the order."""
+    from memories.models import Memory
+
+    _, mind, _ = common.create_mind(name)
+    _, other, _ = common.create_mind("Someone else")
+    for item in memories:
+        Memory.objects.create(mind=mind, **item)
+        Memory.objects.create(mind=other, **{**item, "content": item["content"][::-1]})
+    return mind, other
+
+
 def product(mode: str) -> Callable:
     """memory_search in `mode`: what GET /memory/search?mode=… answers."""
 
@@ -409,14 +423,7 @@ def main() -> None:
         print(f"warning: {problem}", file=sys.stderr)
 
     with common.BenchDatabase(database=args.database):
-        from memories.models import Memory
-
-        _, mind, _ = common.create_mind("Eval")
-        _, other, _ = common.create_mind("Someone else")
-        for item in data["memories"]:
-            Memory.objects.create(mind=mind, **item)
-            # The same texts in another mind: they must neither show up nor change the order.
-            Memory.objects.create(mind=other, **{**item, "content": item["content"][::-1]})
+        mind, other = memory_minds(data["memories"])
 
         methods = [
             ("ours", ours),
