@@ -46,7 +46,6 @@ MODEL_FILE = "e5-small-q4.bin"
 MODEL_SHA256 = "1571fc9827503943b6bb2e2c03c071f70a14f6e8ffc673946a1f7abbbfbb782f"
 BLOCK = 32  # weights per 4-bit block: one float16 scale and 16 bytes of nibbles
 _BLOCK_TYPE = np.dtype([("scale", "<f2"), ("nibbles", "u1", (BLOCK // 2,))])
-_LAYER_WEIGHTS = ("q", "k", "v", "ao", "fi", "fo")
 
 
 def model_path() -> Path:
