@@ -177,6 +177,14 @@ MEMORY_FIELDS: tuple[PublicField, ...] = (
     PublicField(
         "verified_by", "server", {"type": ["string", "null"]}, audited=True, encode=_or_none
     ),
+    # Set by a supersede (memories/hygiene/supersede.py), never by a write body.
+    PublicField(
+        "superseded_by",
+        "server",
+        {"type": ["string", "null"]},
+        audited=True,
+        attname="superseded_by_id",
+    ),
 )
 
 FIELDS_BY_NAME: dict[str, PublicField] = {f.name: f for f in MEMORY_FIELDS}
@@ -276,7 +284,8 @@ def similar_to_dict(query: str, similar: list[tuple[Memory, float]], total: int)
 
 def audit_values(memory: Memory, names: tuple[str, ...] = AUDITED_FIELDS) -> dict[str, Any]:
     """The named fields of `memory` as the audit trail keeps them (their JSON values)."""
-    return {name: FIELDS_BY_NAME[name].encode(getattr(memory, name)) for name in names}
+    fields = (FIELDS_BY_NAME[name] for name in names)
+    return {f.name: f.encode(getattr(memory, f.attribute)) for f in fields}
 
 
 def event_to_dict(event: MemoryEvent) -> dict[str, Any]:

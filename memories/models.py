@@ -51,6 +51,10 @@ def new_memory_id() -> str:
     return random_id("mem_")
 
 
+def new_proposal_id() -> str:
+    return random_id("prop_")
+
+
 def live_q(now: datetime, prefix: str = "") -> Q:
     """Not expired at `now`: no expiry, or one still in the future. `prefix` reaches the
     memory through a relation (`memories__`)."""
@@ -96,6 +100,17 @@ class Memory(models.Model):
     updated_at = models.DateTimeField(default=timezone.now)
     verified_at = models.DateTimeField(null=True, blank=True)
     verified_by = models.CharField(max_length=254, blank=True)
+    # The memory that replaced this one (memories/hygiene/supersede.py): a superseded memory
+    # leaves recall, search and lists unless asked for, and comes back when its successor
+    # goes. Served by the indexes below, which end in it: no index of its own.
+    superseded_by = models.ForeignKey(
+        "self",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        db_index=False,
+        related_name="superseded",
+    )
 
     objects = MemoryQuerySet.as_manager()
 
@@ -127,6 +142,12 @@ class Memory(models.Model):
                 name="memory_recall_idx",
             ),
             models.Index(fields=["mind", "expires_at"], name="memory_expiry_idx"),
+            # What a memory superseded (its successor's undo, compaction's plans).
+            models.Index(
+                fields=["superseded_by"],
+                condition=Q(superseded_by__isnull=False),
+                name="memory_superseded_idx",
+            ),
             # The review order (SORTS["review"]) and the expiry: the unverified are counted,
             # and any page of the queue found, from the index alone (rows read: the page's).
             models.Index(
@@ -138,12 +159,14 @@ class Memory(models.Model):
                     "-updated_at",
                     "id",
                     "expires_at",
+                    "superseded_by",
                 ],
                 name="memory_review_idx",
             ),
             # The same for the default order, most recently updated first (and diffs by time).
             models.Index(
-                fields=["mind", "updated_at", "id", "expires_at"], name="memory_updated_idx"
+                fields=["mind", "updated_at", "id", "expires_at", "superseded_by"],
+                name="memory_updated_idx",
             ),
         ]
 
@@ -266,6 +289,8 @@ class MemoryEvent(models.Model):
         DELETE = "delete"
         VERIFY = "verify"
         UNVERIFY = "unverify"
+        SUPERSEDE = "supersede"
+        PURGE = "purge"
 
     class ActorType(models.TextChoices):
         USER = "user"
@@ -306,3 +331,60 @@ class MemoryEvent(models.Model):
 
     def __str__(self) -> str:
         return f"{self.action} {self.memory_id} by {self.actor}"
+
+
+class SupersedeProposal(models.Model):
+    """An agent's wish that `by` supersede the verified `memory`: it waits for a person, who
+    accepts it (the supersede is written) or rejects it (the row goes). Until then the
+    verified memory stays current."""
+
+    id = models.CharField(primary_key=True, max_length=32, default=new_proposal_id, editable=False)
+    # Served by the (mind, created_at) index.
+    mind = models.ForeignKey(
+        "minds.Mind", on_delete=models.CASCADE, db_index=False, related_name="+"
+    )
+    memory = models.ForeignKey(Memory, on_delete=models.CASCADE, related_name="proposals")
+    by = models.ForeignKey(Memory, on_delete=models.CASCADE, related_name="+", db_index=False)
+    proposed_by = models.CharField(max_length=254)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["memory", "by"], name="proposal_unique_pair"),
+        ]
+        indexes = [
+            models.Index(fields=["mind", "-created_at"], name="proposal_mind_idx"),
+            models.Index(fields=["by"], name="proposal_by_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.by_id} supersedes {self.memory_id}?"
+
+
+class HygieneDismissal(models.Model):
+    """A pair a person looked at and chose to keep both of: the hygiene checks stop
+    flagging it (`kind`: contradiction or duplicate). `first` sorts before `second`."""
+
+    class Kind(models.TextChoices):
+        CONTRADICTION = "contradiction"
+        DUPLICATE = "duplicate"
+
+    # Served by the unique (mind, kind, first, second) index.
+    mind = models.ForeignKey(
+        "minds.Mind", on_delete=models.CASCADE, db_index=False, related_name="+"
+    )
+    kind = models.CharField(max_length=16, choices=Kind.choices)
+    first = models.ForeignKey(Memory, on_delete=models.CASCADE, related_name="+")
+    second = models.ForeignKey(Memory, on_delete=models.CASCADE, related_name="+")
+    by = models.CharField(max_length=254)
+    at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["mind", "kind", "first", "second"], name="dismissal_unique_pair"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.kind}: {self.first_id} / {self.second_id} kept"
