@@ -60,6 +60,7 @@ from api.permissions import IsHuman
 from api.scoping import mind_for_request
 from api.serializers import (
     MemoryDeletedSerializer,
+    MemoryIdField,
     MemoryListAnswerSerializer,
     MemorySerializer,
     MemoryStoreAnswerSerializer,
@@ -422,9 +423,7 @@ class MemoryViewSet(viewsets.GenericViewSet[Memory]):
         "supersedes a verified memory only proposes it (`proposed: true`): a person accepts "
         "by superseding the same way, or rejects it.",
         parameters=[ID_PARAM, MIND_PARAM, IF_MATCH_PARAM, ETAG_HEADER],
-        request=inline_serializer(
-            "SupersedeRequest", {"by": serializers.CharField(allow_null=True)}
-        ),
+        request=inline_serializer("SupersedeRequest", {"by": MemoryIdField(allow_null=True)}),
         responses={200: OBJECT_ANSWER, 412: PRECONDITION_FAILED},
     )
     @action(detail=True, methods=["post"])
@@ -455,7 +454,13 @@ class MemoryViewSet(viewsets.GenericViewSet[Memory]):
 
     @extend_schema(
         summary="Reject a proposed supersede (a person only)",
-        parameters=[ID_PARAM, MIND_PARAM],
+        parameters=[
+            ID_PARAM,
+            OpenApiParameter(
+                "proposal_id", {"type": "string", "pattern": "^prop_[a-z0-9]+$"}, "path"
+            ),
+            MIND_PARAM,
+        ],
         request=None,
         responses=OBJECT_ANSWER,
     )

@@ -101,7 +101,7 @@ class RecallView(Produces):
         category = param_category(params)
         tag = param_tag(params)
         include_expired = bool(param_bool(params, "include_expired"))
-        about = params.get("about")
+        about = params.get("about") or None  # `?about=`: not given, as every empty parameter
         mind = mind_for_request(request)
         selection = recall_selection(
             mind=mind,

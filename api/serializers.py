@@ -13,6 +13,7 @@ from drf_spectacular.utils import extend_schema_field, extend_schema_serializer
 from rest_framework import serializers
 
 from memories.fields import FIELDS_BY_NAME, IGNORED_FIELDS, STORE_ACTIONS
+from memories.rules import MEMORY_ID_PATTERN
 from minds.models import Mind
 
 
@@ -35,6 +36,11 @@ ConfidenceField = _documented("confidence", serializers.FloatField)
 ExpiresAtField = _documented("expires_at", serializers.CharField)
 
 
+@extend_schema_field({"type": ["string", "null"], "pattern": MEMORY_ID_PATTERN})
+class MemoryIdField(serializers.CharField):
+    """Another memory's id as a body names it (rules.clean_memory_id), or null."""
+
+
 class MemoryWriteSerializer(serializers.Serializer[Any]):
     """The body of `POST /memory` (a store / upsert), and each item of sync and import."""
 
@@ -54,7 +60,7 @@ class MemoryWriteSerializer(serializers.Serializer[Any]):
     expires_at = ExpiresAtField(
         required=False, help_text="ISO-8601 or Unix epoch seconds; null clears."
     )
-    supersedes = serializers.CharField(
+    supersedes = MemoryIdField(
         required=False,
         allow_null=True,
         help_text="The id of a memory of this mind that this one replaces (POST "

@@ -161,6 +161,11 @@ class MemoryFilterForm(forms.Form):
     )
     tag = forms.CharField(label="Tag", required=False, max_length=64)
     expired = forms.ChoiceField(label="Expired", required=False, choices=EXPIRED_CHOICES)
+    superseded = forms.ChoiceField(
+        label="Superseded",
+        required=False,
+        choices=[("", "Hide superseded"), ("include", "Include superseded")],
+    )
     sort = forms.ChoiceField(label="Sort by", required=False, choices=LIST_SORT_CHOICES)
 
     def __init__(self, data: Any = None, *args: Any, **kwargs: Any) -> None:
@@ -185,6 +190,7 @@ class MemoryFilterForm(forms.Form):
             source=data.get("source"),
             verified={"yes": True, "no": False}.get(data.get("verified", "")),
             expired=EXPIRED_MODES[data.get("expired", "")],
+            superseded=data.get("superseded") == "include",
         )
 
     def query(self) -> str | None:

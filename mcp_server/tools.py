@@ -41,7 +41,13 @@ from memories.recall import (
     recall_render_text,
     recall_selection,
 )
-from memories.rules import DURATION_FORMS, SUPERSEDES, normalize_tag, parse_duration
+from memories.rules import (
+    DURATION_FORMS,
+    MEMORY_ID_PATTERN,
+    SUPERSEDES,
+    normalize_tag,
+    parse_duration,
+)
 from memories.search import MAX_LIMIT as SEARCH_MAX_LIMIT
 from memories.search import MAX_QUERY_CHARS, memory_search
 from memories.search import MODES as SEARCH_MODES
@@ -326,7 +332,7 @@ def _remember_schema() -> dict[str, Any]:
         schema["properties"][name]["description"] = text
     schema["properties"][SUPERSEDES] = {
         "type": ["string", "null"],
-        "pattern": "^mem_[a-z0-9]+$",
+        "pattern": MEMORY_ID_PATTERN,
         "description": "The id (mem_…) of a memory this one replaces, when what you learned "
         "changes an earlier fact under another key (the user moved, switched tools, changed "
         "their mind). The old one leaves recall and search but stays in history; if a person "

@@ -97,7 +97,8 @@ def clean_content(value: Any) -> str:
     return value
 
 
-_MEMORY_ID = re.compile(r"mem_[a-z0-9]{1,28}")
+MEMORY_ID_PATTERN = r"^mem_[a-z0-9]{1,28}$"
+_MEMORY_ID = re.compile(MEMORY_ID_PATTERN)
 
 
 def clean_memory_id(value: Any) -> str:

@@ -118,7 +118,6 @@ def test_without_about_the_recall_is_as_before(agent, memories, settings):
 @pytest.mark.parametrize(
     "about, says",
     [
-        ("", "Give the topic"),
         ("   ", "Give the topic"),
         ("x" * (MAX_QUERY_CHARS + 1), f"at most {MAX_QUERY_CHARS} characters"),
         ("-pixel", "not only what to leave out"),
@@ -130,6 +129,10 @@ def test_an_about_with_nothing_to_search_for_is_400_naming_it(agent, memories, a
     assert says in body["fields"]["about"][0]
     assert body["detail"].startswith("about: ")
     assert_invalid(agent.get(URL, {"about": about, "format": "json"}), "about")
+
+
+def test_an_empty_about_is_no_about_like_every_empty_parameter(agent, memories):
+    assert text_of(agent.get(URL, {"about": ""})) == text_of(agent.get(URL))
 
 
 def test_a_bad_budget_is_still_named_with_about(agent, memories):

@@ -133,8 +133,9 @@ def test_store_does_not_grow_with_the_mind(agent, mind):
 @pytest.mark.parametrize(
     ("verb", "body", "ceiling"),
     # Each with the mind's usage: the content's size changes; and the embedding outbox: a
-    # changed text is queued and its old vector deleted, a deleted memory's job and vector go.
-    [("patch", {"content": "changed", "tags": ["x"]}, 13), ("delete", None, 11)],
+    # changed text is queued and its old vector deleted, a deleted memory's job and vector go,
+    # as do the memories it superseded (current again), its proposals and kept pairs.
+    [("patch", {"content": "changed", "tags": ["x"]}, 13), ("delete", None, 15)],
 )
 def test_update_and_delete_do_not_grow_with_the_mind(agent, mind, verb, body, ceiling):
     counts = []

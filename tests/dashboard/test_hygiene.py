@@ -91,3 +91,13 @@ def test_other_people_get_404(other_web, owner, mind):
     )
     assert response.status_code == 404
     assert Memory.objects.get(pk=old.pk).superseded_by_id is None
+
+
+def test_memory_table_hides_superseded_unless_asked(web, owner, mind):
+    old = agent_store(mind, key="a", content="Old text")
+    new = agent_store(mind, key="b", content="New text")
+    memory_supersede(memory=old, by=new.pk, actor=Actor.for_user(owner))
+    url = f"/dashboard/minds/{mind.pk}/memories/"
+    assert "Old text" not in web.get(url).content.decode()
+    shown = web.get(url, {"superseded": "include"}).content.decode()
+    assert "Old text" in shown and "superseded</span>" in shown

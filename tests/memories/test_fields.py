@@ -56,6 +56,7 @@ def test_derived_lists():
         "updated_at",
         "verified_at",
         "verified_by",
+        "superseded_by",
     )
     assert set(fields.IGNORED_FIELDS) == (
         set(fields.PUBLIC_FIELDS) - set(fields.WRITABLE_FIELDS) | {"action", "warnings", "expired"}

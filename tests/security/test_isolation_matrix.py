@@ -62,6 +62,14 @@ REST_CASES: dict[str, list[Case]] = {
     "memory-verify": [Case("POST", "/memory/{memory}/verify", agent_status=(403, 404))],
     "memory-unverify": [Case("POST", "/memory/{memory}/unverify", agent_status=(403, 404))],
     "memory-related": [Case("GET", "/memory/{memory}/related")],
+    "memory-supersede": [
+        Case("POST", "/memory/{memory}/supersede", {"by": None}),
+        Case("POST", "/memory/{memory}/supersede", {"by": "{memory}"}),
+    ],
+    "memory-proposal": [
+        Case("DELETE", "/memory/{memory}/proposals/prop_none", agent_status=(403, 404))
+    ],
+    "memory-proposals": [Case("GET", "/memory/proposals", kind="scoped")],
     "memory-by-tag": [Case("GET", "/memory/by-tag?tag=shared", kind="scoped")],
     "memory-expiring": [Case("GET", "/memory/expiring?within=2w", kind="scoped")],
     "memory-unverified": [Case("GET", "/memory/unverified", kind="scoped")],
@@ -120,6 +128,9 @@ DASHBOARD_MIND_ROUTES = {
     "dashboard:verify-matching": "memories/verify-all/",
     "dashboard:undo": "undo/",
     "dashboard:activity": "activity/",
+    "dashboard:hygiene": "hygiene/",
+    "dashboard:hygiene-supersede": "memories/{memory}/supersede/",
+    "dashboard:hygiene-reject": "memories/{memory}/proposals/prop_none/reject/",
     "dashboard:memory": "memories/{memory}/",
     "dashboard:memory-edit": "memories/{memory}/edit/",
     "dashboard:memory-verify": "memories/{memory}/verify/",
