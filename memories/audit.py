@@ -234,7 +234,8 @@ def values_purge(
 
 
 def _as_dict(changes: Any) -> Changes:
-    return json.loads(changes) if isinstance(changes, str | bytes) else changes
+    parsed: Changes = json.loads(changes) if isinstance(changes, str | bytes) else changes
+    return parsed
 
 
 def _at_params(at: datetime) -> list[Any]:

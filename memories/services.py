@@ -346,7 +346,8 @@ def memory_purge(
     with _write_lock(memory.mind_id):
         current = _current(memory, expected_version)
         now = now or timezone.now()
-        audit.values_purge(current.mind_id, current.pk, key=current.pk)
+        mind_id, memory_id = current.mind_id, current.pk  # delete() clears the pk
+        audit.values_purge(mind_id, memory_id, key=memory_id)
         event = audit.event_row(
             memory=current,
             actor=actor,
@@ -354,20 +355,15 @@ def memory_purge(
             changes=audit.purged_changes(TOMBSTONE_FIELDS),
             now=now,
         )
-        event["key"] = current.pk  # a derived key repeats the content's first words
+        event["key"] = memory_id  # a derived key repeats the content's first words
+        event["size"] = 0  # it holds no values, like a folded event
         rows.insert(MemoryEvent, [event])
-        outbox.forget([current.pk])  # first: the worker's order (outbox.py)
+        outbox.forget([memory_id])  # first: the worker's order (outbox.py)
         current.delete()  # its tag rows and vector go with it
         search_index_forget()
         for hook in _purge_hooks:
-            hook(current.mind_id, current.pk)
-        _charge(
-            current.mind_id,
-            memories=-1,
-            size=-content_bytes(current.content),
-            history=event["size"],
-        )
-        mind_id = current.mind_id
+            hook(mind_id, memory_id)
+        _charge(mind_id, memories=-1, size=-content_bytes(current.content))
         transaction.on_commit(lambda: _forgotten_everywhere(mind_id))
 
 

@@ -27,8 +27,10 @@ SECRETS = [
     "openai sk-proj-" + "Ab3De5Fg7Hi9Jk1Lm3No5Pq7Rs9Tu1Vw3Xy5Za7Bc9De",
     "old openai sk-" + "abcdefghij1234567890T3BlbkFJabcdefghij1234567890",
     "-----BEGIN RSA PRIVATE KEY-----\nMIIEpAIBAAKCAQEA7bq98Zh3\n-----END RSA PRIVATE KEY-----",
-    "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQ\n-----END OPENSSH PRIVATE KEY-----",
-    "jwt eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkpvaG4gRG9lIn0.SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c",
+    "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQ\n"
+    "-----END OPENSSH PRIVATE KEY-----",
+    "jwt eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9."
+    "eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkpvaG4gRG9lIn0.SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c",
     "Authorization: Bearer 8f14e45fceea167a5a36dedd4bea2543aZ",
     "DATABASE_URL=postgres://app:S3cretPassw0rd@db.internal:5432/app",
     "mysql://root:hunter2pass@127.0.0.1/shop",
@@ -243,3 +245,37 @@ def test_mcp_remember_redacts_and_refuses(owner_mind, mind, settings):
     assert result["isError"] is True
     assert "content" in result["content"][0]["text"]
     assert "Basic Auth Credentials" in result["content"][0]["text"]
+
+
+# --- manage.py scan_secrets ----------------------------------------------------------------
+
+
+def test_scan_secrets_reports_without_printing_them_and_redacts_with_purge(mind, settings):
+    from io import StringIO
+
+    from django.core.management import call_command
+
+    from memories import audit
+    from memories.models import MemoryEvent
+    from tests.factories import remember
+
+    settings.SYNAPSE_SECRETS = "allow"
+    held = remember(mind, "deploy", "deploy with " + SECRETS[0], tags=["ops"])
+    clean = remember(mind, "plain", "nothing here")
+    settings.SYNAPSE_SECRETS = "redact"
+    out = StringIO()
+    call_command("scan_secrets", stdout=out)
+    report = out.getvalue()
+    assert f"{mind.pk}\t{held.pk}\tdeploy\tcontent\tAWS Access Key" in report
+    assert "AKIA" not in report and clean.pk not in report
+    assert Memory.objects.get(pk=held.pk).content == SECRETS[0].join(["deploy with ", ""])
+
+    call_command("scan_secrets", "--redact", stdout=StringIO())
+    held.refresh_from_db()
+    assert held.content == "deploy with aws key [redacted: AWS Access Key] for the backup bucket"
+    events = MemoryEvent.objects.filter(memory_id=held.pk)
+    assert "AKIA" not in str([e.changes for e in events])
+    assert all(audit.is_purged(e.changes["content"]) for e in events if "content" in e.changes)
+    out = StringIO()
+    call_command("scan_secrets", stdout=out)
+    assert out.getvalue().strip() == "0 field(s) holding a credential found."
