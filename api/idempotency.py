@@ -91,6 +91,18 @@ def idempotency_purge(*, now: datetime | None = None) -> int:
     return deleted
 
 
+def idempotency_forget_memory(mind_id: str, memory_id: str) -> None:
+    """Delete the stored answers of this mind that hold the memory (it is being purged): a
+    retry with such a key runs again instead of replaying them."""
+    needle = memory_id.encode()
+    records = IdempotencyRecord.objects.filter(credential__endswith=f":{mind_id}")
+    holding = [
+        pk for pk, body in records.values_list("pk", "response_body") if needle in bytes(body)
+    ]
+    if holding:
+        IdempotencyRecord.objects.filter(pk__in=holding).delete()
+
+
 def idempotent(
     request: Request, *, mind: Mind, endpoint: str, handler: Handler, now: datetime | None = None
 ) -> HttpResponse | Response:

@@ -125,6 +125,12 @@ def stores_by_key(write: str) -> str:
     )
 
 
+PURGE_PARAM = OpenApiParameter(
+    "purge",
+    bool,
+    description="true: its content, tags and earlier values also leave the audit trail, "
+    "with its vector and search index rows (a person only; a Mind Key gets 403).",
+)
 ID_PARAM = OpenApiParameter(
     "id",
     {"type": "string", "pattern": "^mem_[a-z0-9]+$"},
@@ -299,8 +305,8 @@ OBJECT_ANSWER = OpenApiTypes.OBJECT
         responses={200: MemoryUpdateAnswerSerializer, 412: PRECONDITION_FAILED},
     ),
     destroy=extend_schema(
-        summary="Delete a memory",
-        parameters=[ID_PARAM, MIND_PARAM, IF_MATCH_PARAM],
+        summary="Delete a memory (purge=true: and forget it, a person only)",
+        parameters=[ID_PARAM, MIND_PARAM, IF_MATCH_PARAM, PURGE_PARAM],
         responses={200: MemoryDeletedSerializer, 412: PRECONDITION_FAILED},
     ),
 )
@@ -376,7 +382,15 @@ class MemoryViewSet(viewsets.GenericViewSet[Memory]):
         return self.update(request, id)
 
     def destroy(self, request: Request, id: str) -> Response:
+        purge = param_bool(request.query_params, "purge")
         memory = self._memory(request, id)
+        if purge:
+            services.memory_purge(
+                memory=memory,
+                actor=actor_for_request(request),
+                expected_version=expected_version(request),
+            )
+            return Response({"deleted": True, "id": id, "purged": True})
         services.memory_delete(
             memory=memory,
             actor=actor_for_request(request),

@@ -127,6 +127,7 @@ class MemoryListAnswerSerializer(serializers.Serializer[Any]):
 class MemoryDeletedSerializer(serializers.Serializer[Any]):
     deleted = serializers.BooleanField()
     id = serializers.CharField()
+    purged = serializers.BooleanField(required=False, help_text="Only with ?purge=true.")
 
 
 # Minds

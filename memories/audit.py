@@ -10,12 +10,15 @@ each event records its `size`, the mind keeps their sum (`Mind.history_bytes`), 
 that takes the mind past the budget folds the oldest events' values, in its own transaction,
 until the mind is back within it. A folded event keeps who, what, when, which memory and
 which fields; each field's values become FOLDED. Nothing is restored from a folded value.
+
+A purge (a person's, or the redaction of a credential) makes a memory's values PURGED in
+every event of it, whatever the budget: the entries stay, saying who did what and when.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from datetime import datetime
 from itertools import islice
@@ -37,6 +40,8 @@ Changes = dict[str, dict[str, Any]]
 
 # What a folded field of an event holds instead of its old and new values.
 FOLDED: dict[str, Any] = {"folded": True}
+# What a purged field holds instead: a person asked for its values to be forgotten.
+PURGED: dict[str, Any] = {"purged": True}
 
 
 def snapshot(memory: Memory) -> dict[str, Any]:
@@ -75,6 +80,21 @@ def changes_size(changes: Changes) -> int:
 def is_folded(change: Any) -> bool:
     """Whether one field's entry of `changes` is FOLDED (its values are no longer held)."""
     return isinstance(change, dict) and change.get("folded") is True and "old" not in change
+
+
+def is_purged(change: Any) -> bool:
+    """Whether one field's entry of `changes` is PURGED."""
+    return isinstance(change, dict) and change.get("purged") is True and "old" not in change
+
+
+def holds_no_values(change: Any) -> bool:
+    """Whether one field's entry no longer holds its values (folded or purged)."""
+    return is_folded(change) or is_purged(change)
+
+
+def purged_changes(fields: Iterable[str]) -> Changes:
+    """The changes of a purge event: which fields it purged, none of their values."""
+    return {name: dict(PURGED) for name in fields}
 
 
 def event_row(
@@ -157,6 +177,67 @@ def _fold_through(mind_id: str, *, at: datetime, pk: int, freed: int) -> None:
         )
 
 
+def values_purge(
+    mind_id: str, memory_id: str, *, fields: Iterable[str] | None = None, key: str | None = None
+) -> int:
+    """Make the values of every event of this memory PURGED (only `fields` when given; the
+    events' key becomes `key` when given, since a derived key repeats the content's first
+    words), and take the bytes they held off the mind's counter. Run under the mind's write
+    lock. Returns the bytes freed."""
+    quote = connection.ops.quote_name
+    events = quote(MemoryEvent._meta.db_table)
+    purged = json.dumps(PURGED)
+    if connection.vendor == "postgresql":
+        value = "%s::jsonb"
+        keep = "j.value"
+        object_of = (
+            "(SELECT COALESCE(jsonb_object_agg(j.key, {value}), '{{}}'::jsonb) "
+            f"FROM jsonb_each({events}.changes) j)"
+        )
+    else:
+        value, keep = "json(%s)", "json(j.value)"
+        object_of = (
+            f"(SELECT json_group_object(j.key, {{value}}) FROM json_each({events}.changes) j)"
+        )
+    params: list[Any] = []
+    if fields is None:
+        marker = object_of.format(value=value)
+        params.append(purged)
+    else:
+        names = list(fields)
+        marks = ", ".join(["%s"] * len(names))
+        marker = object_of.format(
+            value=f"CASE WHEN j.key IN ({marks}) THEN {value} ELSE {keep} END"
+        )
+        params += [*names, purged]
+    mine = "WHERE mind_id = %s AND memory_id = %s"
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT COALESCE(SUM(size), 0) FROM {events} {mine}", [mind_id, memory_id])
+        held = int(cursor.fetchone()[0])
+        renamed = ", key = %s" if key is not None else ""
+        cursor.execute(
+            f"UPDATE {events} SET changes = {marker}, size = 0{renamed} {mine}",
+            [*params, *([key] if key is not None else []), mind_id, memory_id],
+        )
+        if fields is not None:
+            # What is left of a partly purged event still counts against the budget.
+            cursor.execute(f"SELECT id, changes FROM {events} {mine}", [mind_id, memory_id])
+            sizes = [(changes_size(_as_dict(c)), pk) for pk, c in cursor.fetchall()]
+            cursor.executemany(f"UPDATE {events} SET size = %s WHERE id = %s", sizes)
+            held -= sum(size for size, _ in sizes)
+        cursor.execute(
+            f"UPDATE {quote(Mind._meta.db_table)} SET history_bytes = history_bytes - %s "
+            "WHERE id = %s",
+            [held, mind_id],
+        )
+    return held
+
+
+def _as_dict(changes: Any) -> Changes:
+    parsed: Changes = json.loads(changes) if isinstance(changes, str | bytes) else changes
+    return parsed
+
+
 def _at_params(at: datetime) -> list[Any]:
     """`at` twice, as the database compares it with the column."""
     value = MemoryEvent._meta.get_field("at").get_db_prep_value(at, connection)
@@ -216,6 +297,19 @@ class FoldedValue:
 FOLDED_VALUE = FoldedValue()
 
 
+class PurgedValue(FoldedValue):
+    """A value a person purged: shown as such, never restored."""
+
+    def __str__(self) -> str:
+        return "(purged)"
+
+    def __repr__(self) -> str:
+        return "PURGED_VALUE"
+
+
+PURGED_VALUE = PurgedValue()
+
+
 @dataclass
 class HistoryEntry:
     """One audit row, with the memory's restorable fields as they were right after it."""
@@ -233,8 +327,8 @@ class HistoryEntry:
     def changes(self) -> list[tuple[str, Any, Any]]:
         """(field, old, new) of each field the row changed; FOLDED_VALUE for folded values."""
         return [
-            (name, FOLDED_VALUE, FOLDED_VALUE)
-            if is_folded(ch)
+            (name, _gone(ch), _gone(ch))
+            if holds_no_values(ch)
             else (name, ch.get("old"), ch.get("new"))
             for name, ch in self.event.changes.items()
         ]
@@ -244,6 +338,15 @@ class HistoryEntry:
         """The fields a restore of this version would need but the history no longer holds
         (empty: it can be restored exactly)."""
         return [name for name, value in self.restorable.items() if value is FOLDED_VALUE]
+
+    @property
+    def purged(self) -> list[str]:
+        """The fields a restore of this version would need but a person purged."""
+        return [name for name, value in self.restorable.items() if value is PURGED_VALUE]
+
+
+def _gone(change: Any) -> FoldedValue:
+    return PURGED_VALUE if is_purged(change) else FOLDED_VALUE
 
 
 # The newest versions a history shows: each can hold a long text twice, and a memory
@@ -276,7 +379,7 @@ def _history(memory: Memory) -> Iterator[HistoryEntry]:
         )
         for name, change in event.changes.items():
             if name in state and isinstance(change, dict):
-                state[name] = FOLDED_VALUE if is_folded(change) else change.get("old")
+                state[name] = _gone(change) if holds_no_values(change) else change.get("old")
 
 
 def memory_history_entry(*, memory: Memory, event_id: int) -> HistoryEntry:

@@ -372,6 +372,11 @@ def _entry(number: int, row: Row) -> str:
     return f"{head}\n  {row.key}\n  " + "\n  ".join(lines) + _tags_line(row.tags_text)
 
 
+def recall_caches_forget() -> None:
+    """Empty the cache of tag lines (a purged memory's tags must not stay in memory)."""
+    _tags_line.cache_clear()
+
+
 @lru_cache(maxsize=4096)
 def _tags_line(tags_text: str) -> str:
     # Minds reuse a few tag combinations over and over: decode and join each one once.

@@ -24,6 +24,7 @@ from core.errors import NON_FIELD, Invalid
 from memories.actors import Actor
 from memories.fields import CATEGORIES, IGNORED_FIELDS, PRIORITIES, SOURCES, WRITABLE_FIELDS
 from memories.models import MAX_CONTENT_LENGTH, MAX_KEY_LENGTH, MAX_TAG_LENGTH, MAX_TAGS, Source
+from memories.secrets import find_secrets, kinds, marker, redact
 
 
 class _Unset:
@@ -391,6 +392,7 @@ def memory_body_clean(
 
     provenance = None
     warnings: list[str] = []
+    _keep_secrets_out(body, values, errors=errors, warnings=warnings)
     if restore and actor.kind == "user" and "source" not in errors:
         # The source was checked above with the other fields; the record's is kept as it was.
         source = values.pop("source", None) or Source.USER
@@ -409,6 +411,46 @@ def memory_body_clean(
     if ignored:
         warnings.append(f"Ignored fields the server sets: {', '.join(ignored)}.")
     return MemoryWrite(values, source, tuple(warnings), provenance, supersedes)
+
+
+def _keep_secrets_out(
+    body: Mapping[str, Any],
+    values: dict[str, Any],
+    *,
+    errors: dict[str, list[str]],
+    warnings: list[str],
+) -> None:
+    """Redact or refuse the credentials in the cleaned content and tags (SYNAPSE_SECRETS)."""
+    mode = settings.SYNAPSE_SECRETS
+    if mode == "allow":
+        return
+    found: dict[str, list[str]] = {}
+    if "content" in values and "content" not in errors:
+        findings = find_secrets(values["content"])
+        if findings:
+            found["content"] = kinds(findings)
+            values["content"] = redact(values["content"], findings)
+    if values.get("tags") and "tags" not in errors:
+        # Tags are lower-cased when cleaned: the check reads each as sent, where case tells.
+        redacted: dict[str, str] = {}
+        for raw in body.get("tags") or ():
+            findings = find_secrets(raw) if isinstance(raw, str) else []
+            if findings:
+                found.setdefault("tags", []).extend(kinds(findings))
+                redacted[normalize_tag(raw)] = normalize_tag(marker(findings[0].kind))
+        values["tags"] = list(dict.fromkeys(redacted.get(tag, tag) for tag in values["tags"]))
+    for name, named in found.items():
+        what = ", ".join(dict.fromkeys(named))
+        if mode == "refuse":
+            errors[name] = [
+                f"Holds a credential ({what}): nothing was stored. Keep credentials out of "
+                "memories (this server refuses them: SYNAPSE_SECRETS=refuse)."
+            ]
+        else:
+            warnings.append(
+                f"{name} held a credential ({what}): it was stored as [redacted: …] instead. "
+                "Keep credentials out of memories."
+            )
 
 
 def _provenance(

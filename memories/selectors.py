@@ -489,6 +489,10 @@ class Diff:
     deleted: QuerySet[MemoryEvent, str]
 
 
+# The events that say a memory is gone: a delete, or a purge (which deletes it too).
+GONE_ACTIONS = (MemoryEvent.Action.DELETE, MemoryEvent.Action.PURGE)
+
+
 def memory_diff(
     *, mind: Mind, since: datetime, until: datetime, limit: int = DIFF_PAGE_MAX
 ) -> Diff:
@@ -513,7 +517,7 @@ def memory_diff(
     """
     changed = Memory.objects.filter(mind=mind, updated_at__gte=since, updated_at__lt=until)
     gone = MemoryEvent.objects.filter(
-        mind=mind, action=MemoryEvent.Action.DELETE, at__gte=since, at__lt=until
+        mind=mind, action__in=GONE_ACTIONS, at__gte=since, at__lt=until
     )
     end = _page_end(changed, gone, limit)
     has_more = end is not None

@@ -8,7 +8,7 @@ docs/internals.md#the-services.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -30,8 +30,10 @@ from memories import audit, rows
 from memories.actors import Actor
 from memories.embeddings import outbox
 from memories.embeddings.text import EMBEDDED_FIELDS
+from memories.fields import TOMBSTONE_FIELDS
 from memories.filters import NO_FILTERS, MemoryFilters
 from memories.models import Memory, MemoryEvent, MemoryTag, SupersedeProposal
+from memories.recall import recall_caches_forget
 from memories.rules import (
     BULK_MAX_ITEMS,
     DEFAULT_CONFIDENCE,
@@ -43,6 +45,7 @@ from memories.rules import (
     memory_body_clean,
     quotas,
 )
+from memories.search.forget import search_caches_forget, search_index_forget
 from memories.selectors import memory_unverified_matching_ids
 from memories.versions import Expected, is_version
 from minds.models import Mind
@@ -362,6 +365,82 @@ def memory_delete(
         audit.history_fold(current.mind_id, held=held)
 
 
+# What the faces keep of a memory beyond the core's tables (an API's stored answers): each
+# hook is called with (mind_id, memory_id) inside the purging transaction.
+PurgeHook = Callable[[str, str], None]
+_purge_hooks: list[PurgeHook] = []
+
+
+def on_purge(hook: PurgeHook) -> PurgeHook:
+    """Register `hook` to forget its copies of a memory being purged (a face's app ready())."""
+    if hook not in _purge_hooks:
+        _purge_hooks.append(hook)
+    return hook
+
+
+def memory_purge(
+    *,
+    memory: Memory,
+    actor: Actor,
+    expected_version: Expected = None,
+    now: datetime | None = None,
+) -> None:
+    """Delete the memory and forget it (a person only: Forbidden for anyone else): its
+    values leave every event of its audit trail (PURGED), its vector, search index rows and
+    queued embedding go, and so do the copies the faces keep (`on_purge`). One `purge` event
+    records who purged which fields and when; it is also the tombstone incremental sync
+    reads. Stale, and nothing purged, when it is no longer `expected_version` (when given)."""
+    if actor.kind != "user":
+        raise Forbidden("Only a person can purge a memory; a Mind Key may delete it.")
+    with _write_lock(memory.mind_id):
+        current = _current(memory, expected_version)
+        now = now or timezone.now()
+        mind_id, memory_id = current.mind_id, current.pk  # delete() clears the pk
+        audit.values_purge(mind_id, memory_id, key=memory_id)
+        event = audit.event_row(
+            memory=current,
+            actor=actor,
+            action=Action.PURGE,
+            changes=audit.purged_changes(TOMBSTONE_FIELDS),
+            now=now,
+        )
+        event["key"] = memory_id  # a derived key repeats the content's first words
+        event["size"] = 0  # it holds no values, like a folded event
+        rows.insert(MemoryEvent, [event])
+        _unsupersede_by(current, actor=actor, now=now)
+        outbox.forget([memory_id])  # first: the worker's order (outbox.py)
+        current.delete()  # its tag rows and vector go with it
+        search_index_forget()
+        for hook in _purge_hooks:
+            hook(mind_id, memory_id)
+        _charge(mind_id, memories=-1, size=-content_bytes(current.content))
+        transaction.on_commit(lambda: _forgotten_everywhere(mind_id))
+
+
+def memory_values_purge(*, memory: Memory, fields: Sequence[str]) -> int:
+    """Purge the earlier values of these fields from every event of the memory (a redacted
+    credential must not stay in its history); returns the bytes freed. The memory itself is
+    left as it is."""
+    with _write_lock(memory.mind_id):
+        freed = audit.values_purge(memory.mind_id, memory.pk, fields=fields)
+        search_index_forget()
+        for hook in _purge_hooks:
+            hook(memory.mind_id, memory.pk)
+        mind_id = memory.mind_id
+        transaction.on_commit(lambda: _forgotten_everywhere(mind_id))
+    return freed
+
+
+def _forgotten_everywhere(mind_id: str) -> None:
+    """After a purge commits: this process's caches, and on SQLite the write-ahead log, whose
+    frames still hold the pages as they were (cut back once every reader has moved on)."""
+    search_caches_forget(mind_id)
+    recall_caches_forget()
+    if connection.vendor == "sqlite":
+        with connection.cursor() as cursor:
+            cursor.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+
+
 def memory_verify(
     *,
     memory: Memory,
@@ -673,7 +752,7 @@ def memory_undo(
                 _mark_verified(batch, current, verified=False)
                 batch.persist()
             return Undone(action, current)
-        if any(audit.is_folded(change) for change in done.changes.values()):
+        if any(audit.holds_no_values(change) for change in done.changes.values()):
             raise Conflict(
                 f"The values “{done.key}” had when you deleted it were folded to keep this "
                 "mind's history within its budget (SYNAPSE_MAX_HISTORY_BYTES): nothing was "
@@ -714,6 +793,11 @@ def memory_restore(
     (Stale when the memory is no longer `expected_version`, Conflict on a key clash...).
     """
     entry = audit.memory_history_entry(memory=memory, event_id=event_id)
+    if entry.purged:
+        raise Conflict(
+            f"Version {entry.number} can no longer be restored: its {', '.join(entry.purged)} "
+            f"{'was' if len(entry.purged) == 1 else 'were'} purged. Nothing was written."
+        )
     if entry.folded:
         raise Conflict(
             f"Version {entry.number} can no longer be restored: its {', '.join(entry.folded)} "

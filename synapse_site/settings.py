@@ -180,6 +180,8 @@ if _db["ENGINE"] == "django.db.backends.sqlite3":
             f"PRAGMA synchronous={SQLITE_SYNCHRONOUS};"
             "PRAGMA busy_timeout=20000;"
             "PRAGMA foreign_keys=ON;"
+            # Deleted rows are overwritten with zeros, so a purged memory leaves no bytes.
+            "PRAGMA secure_delete=ON;"
             "PRAGMA cache_size=-20000;"
             "PRAGMA temp_store=MEMORY;"
             # A checkpoint cuts the WAL back to this, so one burst of writes leaves no big file.
@@ -345,6 +347,11 @@ SYNAPSE_MAX_MINDS_PER_USER = env_int("SYNAPSE_MAX_MINDS_PER_USER", 50)
 # The bytes of earlier values one mind's audit trail keeps. Never refuses a write: past it,
 # the oldest events' values are folded (memories/audit.py). 0 means no limit.
 SYNAPSE_MAX_HISTORY_BYTES = env_int("SYNAPSE_MAX_HISTORY_BYTES", SYNAPSE_MAX_MIND_BYTES)
+# A credential in a memory's content or tags (memories/secrets.py): `redact` stores it as
+# "[redacted: <kind>]" with a warning, `refuse` answers 400, `allow` stores it as sent.
+SYNAPSE_SECRETS = env_str("SYNAPSE_SECRETS", "redact").lower()
+if SYNAPSE_SECRETS not in {"redact", "refuse", "allow"}:
+    raise ImproperlyConfigured(f"SYNAPSE_SECRETS={SYNAPSE_SECRETS!r}: use redact, refuse or allow.")
 
 # --- Search by meaning ----------------------------------------------------------------------
 

@@ -234,8 +234,9 @@ def memory_delete_confirm(request: HttpRequest, mind_id: str, memory_id: str) ->
     mind, memory = own_memory(request, mind_id, memory_id)
     list_url = reverse("dashboard:memories", args=[mind.pk])
     if request.method == "POST":
+        purge = request.POST.get("purge") == "1"
         try:
-            services.memory_delete(
+            (services.memory_purge if purge else services.memory_delete)(
                 memory=memory,
                 actor=Actor.for_user(request.user),
                 expected_version=_version_shown(request, memory),
@@ -244,8 +245,15 @@ def memory_delete_confirm(request: HttpRequest, mind_id: str, memory_id: str) ->
             # This page again, showing what the memory holds now.
             _changed_since(request, memory, undone="deleted", again="delete it if it is wrong.")
         else:
-            messages.success(request, f"Deleted “{memory.key}”. The audit trail keeps its values.")
-            offer_undo(request, memory=memory, action="delete")
+            if purge:
+                messages.success(
+                    request, f"Purged “{memory.key}”: its values are gone from the audit trail too."
+                )
+            else:
+                messages.success(
+                    request, f"Deleted “{memory.key}”. The audit trail keeps its values."
+                )
+                offer_undo(request, memory=memory, action="delete")
             target = next_url(request, list_url)
             # Back to the deleted memory's own pages would be a 404.
             return redirect(list_url if target.startswith(_detail_url(memory)) else target)

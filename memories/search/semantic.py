@@ -162,6 +162,13 @@ def _read(*, mind_id: str, model: str, dimensions: int, marker: int | None) -> M
     return MindMatrix(marker, ids, matrix.reshape(-1, dimensions), index)
 
 
+def forget_mind(mind_id: str) -> None:
+    """Drop the cached vectors of one mind (a memory of it was purged)."""
+    with _lock:
+        for key in [key for key in _cache if key[0] == mind_id]:
+            del _cache[key]
+
+
 def forget_cached() -> None:
     """Empty this process's cache (tests; a process that wants its memory back)."""
     with _lock:

@@ -263,6 +263,21 @@ def test_delete_asks_then_deletes_with_a_tombstone(web, owner, mind):
     assert tombstone.changes["content"]["old"] == "The sky is blue"
 
 
+def test_delete_can_purge_for_good(web, owner, mind):
+    memory = agent_store(mind, key="fact_sky")
+    url = f"/dashboard/minds/{mind.pk}/memories/{memory.pk}/delete/"
+    page = web.get(url).content.decode()
+    assert "Delete permanently (purge)" in page
+    form = shown(web, url)
+    response = web.post(url, {**form, "purge": "1"})
+    assert response.status_code == 302
+    assert not Memory.objects.filter(pk=memory.pk).exists()
+    events = MemoryEvent.objects.filter(memory_id=memory.pk)
+    assert "The sky is blue" not in str([e.changes for e in events])
+    purge = events.get(action="purge")
+    assert (purge.actor, purge.actor_type) == (owner.email, "user")
+
+
 def test_restore_an_earlier_version_is_an_audited_edit(web, owner, mind):
     memory = agent_store(mind, key="fact_sky", tags=["weather"], priority="high")
     memory_upsert(
