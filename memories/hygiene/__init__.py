@@ -1,0 +1,1 @@
+"""Memory hygiene: superseding one memory by another, and compacting old agent memories."""
