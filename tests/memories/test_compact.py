@@ -8,14 +8,15 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from core.errors import Invalid
-from memories import services
+from core.errors import Conflict, Invalid, NotFound, QuotaExceeded
+from memories import selectors, services
 from memories.hygiene import compact
 from memories.hygiene.compact import (
     SUMMARY_TAG,
     Cluster,
     compact_plan,
     compact_request_clean,
+    compact_undo,
     distinct_statements,
     memory_compact,
     summary_text,
@@ -281,3 +282,98 @@ def test_a_dry_run_writes_nothing_and_shows_the_drafts(mind, off):
     assert draft.tags == ["editor", "neovim", SUMMARY_TAG]
     assert draft.priority == Priority.HIGH and draft.confidence == 0.7
     assert draft.content.startswith("Summary of 3 memories")
+
+
+def compact_now(mind, **body):
+    return memory_compact(mind=mind, actor=AGENT, body=body, now=NOW)
+
+
+def current_ids(mind) -> set[str]:
+    return {m.pk for m in selectors.memory_list(mind=mind, limit=1000).memories}
+
+
+def test_apply_stores_a_summary_that_supersedes_every_original(mind, off):
+    found = store(mind, EDITOR, category="preference", tags=["editor"])
+    kept = remember(mind, "fact_sister", "Has a sister in Porto.", now=OLD)
+
+    done = compact_now(mind)
+
+    (result,) = done.results
+    summary = Memory.objects.get(pk=result.summary.pk)
+    assert (summary.source, summary.verified, summary.confidence) == ("system", False, 0.7)
+    assert summary.tags == ["editor", SUMMARY_TAG]
+    assert result.originals == [m.pk for m in found]
+    assert current_ids(mind) == {summary.pk, kept.pk}
+    for original in Memory.objects.filter(pk__in=result.originals):
+        assert original.superseded_by_id == summary.pk
+    events = MemoryEvent.objects.filter(mind=mind, action="supersede", at=NOW)
+    assert sorted(events.values_list("memory_id", flat=True)) == sorted(result.originals)
+    assert {e.actor_type for e in events} == {"system"}
+    assert {e.actor for e in events} == {"compaction for mk_test"}
+
+
+def test_a_second_compaction_leaves_summaries_and_superseded_memories_alone(mind, off):
+    store(mind, EDITOR, category="preference", tags=["editor"])
+    compact_now(mind)
+
+    assert compact_now(mind, older_than=0, min_cluster_size=2).results == []
+
+
+def test_verified_and_critical_memories_are_never_superseded(mind, off):
+    found = store(mind, EDITOR, category="preference", tags=["editor"])
+    services.memory_verify(memory=found[0], actor=PERSON)
+    Memory.objects.filter(pk=found[1].pk).update(priority=Priority.CRITICAL)
+
+    assert compact_now(mind, min_cluster_size=2).results == []
+    assert not Memory.objects.filter(superseded_by__isnull=False).exists()
+
+
+def test_a_refused_summary_writes_nothing_at_all(mind, off, settings):
+    store(mind, EDITOR, category="preference", tags=["editor"])
+    store(mind, DEPLOY, category="project", tags=["deploy"])
+    settings.SYNAPSE_MAX_MEMORIES_PER_MIND = 7  # room for one summary, not two
+    events = MemoryEvent.objects.count()
+
+    with pytest.raises(QuotaExceeded):
+        compact_now(mind)
+
+    assert MemoryEvent.objects.count() == events
+    assert Memory.objects.count() == 6
+    assert not Memory.objects.filter(superseded_by__isnull=False).exists()
+
+
+def test_undo_brings_every_original_back_and_deletes_the_summary(mind, off):
+    found = store(mind, EDITOR, category="preference", tags=["editor"])
+    before = [(m.pk, m.content, m.updated_at) for m in selectors.memory_list(mind=mind).memories]
+    (result,) = compact_now(mind).results
+
+    undone = compact_undo(mind=mind, actor=AGENT, summary_id=result.summary.pk)
+
+    assert undone.restored == sorted(m.pk for m in found) and undone.summary_deleted
+    assert not Memory.objects.filter(pk=result.summary.pk).exists()
+    after = selectors.memory_list(mind=mind).memories
+    assert {m.pk for m in after} == {pk for pk, _, _ in before}
+    assert {(m.pk, m.content) for m in after} == {(pk, content) for pk, content, _ in before}
+    assert MemoryEvent.objects.filter(action="supersede", memory_id=found[0].pk).count() == 2
+
+
+def test_undo_keeps_a_summary_a_person_verified(mind, off):
+    store(mind, EDITOR, category="preference", tags=["editor"])
+    (result,) = compact_now(mind).results
+    services.memory_verify(memory=result.summary, actor=PERSON)
+
+    undone = compact_undo(mind=mind, actor=PERSON, summary_id=result.summary.pk)
+
+    assert not undone.summary_deleted and len(undone.restored) == 3
+    assert len(current_ids(mind)) == 4
+
+
+def test_undo_refuses_what_is_not_a_summary_and_other_minds(mind, stranger_mind, off):
+    found = store(mind, EDITOR, category="preference", tags=["editor"])
+    (result,) = compact_now(mind).results
+
+    with pytest.raises(Conflict):
+        compact_undo(mind=mind, actor=AGENT, summary_id=found[0].pk)
+    with pytest.raises(NotFound):
+        compact_undo(mind=stranger_mind.mind, actor=AGENT, summary_id=result.summary.pk)
+    assert Memory.objects.filter(superseded_by=result.summary.pk).count() == 3
