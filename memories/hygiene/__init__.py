@@ -1,1 +1,2 @@
-"""Memory hygiene: superseding one memory by another, and compacting old agent memories."""
+"""Keeping a mind tidy: what replaced what (supersede), look-alikes, contradictions,
+compaction and secrets. Writes go through memories.services; this package reads and plans."""
