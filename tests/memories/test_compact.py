@@ -377,3 +377,24 @@ def test_undo_refuses_what_is_not_a_summary_and_other_minds(mind, stranger_mind,
     with pytest.raises(NotFound):
         compact_undo(mind=stranger_mind.mind, actor=AGENT, summary_id=result.summary.pk)
     assert Memory.objects.filter(superseded_by=result.summary.pk).count() == 3
+
+
+@pytest.mark.parametrize("model", ["local", "local-english"])
+def test_each_bundled_model_clusters_by_meaning_alone(mind, settings, model):
+    settings.SYNAPSE_EMBEDDINGS = model
+    notes = [
+        ("note_a", "Uses Neovim with LazyVim."),
+        ("note_b", "Prefers Neovim over VS Code for editing."),
+        ("note_c", "Neovim config lives in ~/.config/nvim."),
+        ("note_d", "Deploys the API with Docker Compose on a Hetzner box."),
+        ("note_e", "The staging deploy runs docker compose up on the staging host."),
+        ("note_f", "CI builds the Docker image on every push to main."),
+        ("note_g", "Has a sister in Porto."),
+        ("note_h", "Dentist appointment every six months."),
+    ]
+    found = store(mind, notes, category="note", tags=[])
+    embed(*found)
+
+    assert sorted(map(sorted, plan_ids(mind))) == sorted(
+        [sorted(m.pk for m in found[:3]), sorted(m.pk for m in found[3:6])]
+    )
