@@ -25,34 +25,39 @@ from memories.hygiene.compact import (
     compact_undo,
     memory_compact,
 )
+from memories.rules import MAX_DURATION
 
-COMPACT_REQUEST = inline_serializer(
-    "MemoryCompact",
-    {
-        "older_than": serializers.IntegerField(
-            required=False,
-            min_value=0,
-            help_text="Only memories not updated for this many seconds (a duration like "
-            f"`30d` works too); default {int(OLDER_THAN_DEFAULT.total_seconds())}.",
-        ),
-        "dry_run": serializers.BooleanField(
-            required=False, help_text="Show the clusters and the summaries' drafts; write nothing."
-        ),
-        "max_clusters": serializers.IntegerField(
-            required=False,
-            min_value=MAX_CLUSTERS_RANGE[0],
-            max_value=MAX_CLUSTERS_RANGE[1],
-            help_text=f"Default {MAX_CLUSTERS_DEFAULT}.",
-        ),
-        "min_cluster_size": serializers.IntegerField(
-            required=False,
-            min_value=MIN_CLUSTER_SIZE_RANGE[0],
-            max_value=MIN_CLUSTER_SIZE_RANGE[1],
-            help_text=f"Default {MIN_CLUSTER_SIZE_DEFAULT}.",
-        ),
-        "category": serializers.ChoiceField(choices=list(CATEGORIES), required=False),
-    },
-)
+
+class CompactRequestSerializer(serializers.Serializer[Any]):
+    """The body, for the schema only: memories.hygiene.compact judges it."""
+
+    schema_server_fields = ()  # a strict body: an unknown field is a 400
+
+    older_than = serializers.IntegerField(
+        required=False,
+        min_value=0,
+        max_value=int(MAX_DURATION.total_seconds()),
+        help_text="Only memories not updated for this many seconds (a duration like `30d` "
+        f"works too; 0: any age); default {int(OLDER_THAN_DEFAULT.total_seconds())}.",
+    )
+    dry_run = serializers.BooleanField(
+        required=False, help_text="Show the clusters and the summaries' drafts; write nothing."
+    )
+    max_clusters = serializers.IntegerField(
+        required=False,
+        min_value=MAX_CLUSTERS_RANGE[0],
+        max_value=MAX_CLUSTERS_RANGE[1],
+        help_text=f"Default {MAX_CLUSTERS_DEFAULT}.",
+    )
+    min_cluster_size = serializers.IntegerField(
+        required=False,
+        min_value=MIN_CLUSTER_SIZE_RANGE[0],
+        max_value=MIN_CLUSTER_SIZE_RANGE[1],
+        help_text=f"Default {MIN_CLUSTER_SIZE_DEFAULT}.",
+    )
+    category = serializers.ChoiceField(choices=list(CATEGORIES), required=False)
+
+
 COMPACT_ANSWER = inline_serializer(
     "MemoryCompaction",
     {
@@ -105,7 +110,7 @@ class MemoryCompactView(APIView):
             "POST /memory/compact/{summary_id}/undo."
         ),
         parameters=[MIND_PARAM],
-        request=COMPACT_REQUEST,
+        request=CompactRequestSerializer,
         responses=COMPACT_ANSWER,
     )
     def post(self, request: Request) -> Response:
