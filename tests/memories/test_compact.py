@@ -398,3 +398,14 @@ def test_each_bundled_model_clusters_by_meaning_alone(mind, settings, model):
     assert sorted(map(sorted, plan_ids(mind))) == sorted(
         [sorted(m.pk for m in found[:3]), sorted(m.pk for m in found[3:6])]
     )
+
+
+def test_a_later_summary_of_the_same_subject_gets_a_key_of_its_own(mind, off):
+    store(mind, EDITOR, category="preference", tags=["editor"])
+    (first,) = compact_now(mind).results
+    store(mind, [(f"{k}_again", c) for k, c in EDITOR], category="preference", tags=["editor"])
+
+    (second,) = compact_now(mind).results
+
+    assert first.summary.key == "preference_summary_editor"
+    assert second.summary.key == "preference_summary_editor_2"
