@@ -4,6 +4,7 @@ from django.urls import re_path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
 from api.accounts import LoginView, LogoutView, RefreshView, RegisterView
+from api.compact import MemoryCompactUndoView, MemoryCompactView
 from api.export import MindExportView, MindImportView
 from api.memories import MemoryViewSet
 from api.minds import MindViewSet
@@ -33,6 +34,12 @@ urlpatterns = [
         r"^memory/semantic-search/?$",
         MemorySemanticSearchView.as_view(),
         name="memory-semantic-search",
+    ),
+    re_path(r"^memory/compact/?$", MemoryCompactView.as_view(), name="memory-compact"),
+    re_path(
+        r"^memory/compact/(?P<summary_id>mem_[a-z0-9]+)/undo/?$",
+        MemoryCompactUndoView.as_view(),
+        name="memory-compact-undo",
     ),
     re_path(r"^mind/export/?$", MindExportView.as_view(), name="mind-export"),
     re_path(r"^mind/import/?$", MindImportView.as_view(), name="mind-import"),

@@ -82,6 +82,11 @@ REST_CASES: dict[str, list[Case]] = {
     ],
     "memory-diff": [Case("GET", "/memory/diff?since=0", kind="scoped")],
     "memory-sync": [Case("POST", "/memory/sync", {"memories": [OWN_KEY]}, "scoped")],
+    "memory-compact": [
+        Case("POST", "/memory/compact", {"older_than": 0, "min_cluster_size": 2}, "scoped"),
+        Case("POST", "/memory/compact", {"older_than": 0, "dry_run": True}, "scoped"),
+    ],
+    "memory-compact-undo": [Case("POST", "/memory/compact/{memory}/undo")],
     "memory-recall": [
         Case("GET", "/memory/recall", kind="scoped"),
         Case("GET", "/memory/recall?format=json", kind="scoped"),
