@@ -27,6 +27,8 @@ urlpatterns = [
     path(MIND + "undo/", memories.memory_undo_view, name="undo"),
     path(MIND + "activity/", memories.activity, name="activity"),
     path(MIND + "hygiene/", hygiene.hygiene, name="hygiene"),
+    path(MIND + "hygiene/compact/", hygiene.compact, name="hygiene-compact"),
+    path(MEMORY + "uncompact/", hygiene.compact_undo_view, name="hygiene-uncompact"),
     path(MEMORY + "supersede/", hygiene.supersede, name="hygiene-supersede"),
     path(
         MEMORY + "proposals/<str:proposal_id>/reject/",

@@ -130,9 +130,12 @@ class Finding:
     kind: str
 
 
+MARKER_START = "[redacted: "
+
+
 def marker(kind: str) -> str:
     """What a redacted credential is replaced by."""
-    return f"[redacted: {kind}]"
+    return f"{MARKER_START}{kind}]"
 
 
 def find_secrets(text: str) -> list[Finding]:

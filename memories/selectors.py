@@ -44,6 +44,7 @@ from memories.models import (
 )
 from memories.rules import can_be_stored, quotas
 from memories.search import SearchHit, memory_search, memory_search_ids
+from memories.secrets import MARKER_START
 from minds.models import Mind
 
 EXPIRING_SOON = timedelta(days=7)
@@ -202,6 +203,13 @@ def stale_memories(*, mind: Mind, limit: int = 50, now: datetime | None = None) 
     stale = Memory.objects.filter(mind=mind).filter(count_conditions(now)["stale"])
     ordered = stale.order_by("verified", "confidence", "updated_at", "id")
     return MemoryPage(list(ordered[:limit]), stale.count())
+
+
+def redacted_memories(*, mind: Mind, limit: int = 50) -> MemoryPage:
+    """The mind's memories in which a credential was redacted (secrets.marker), most
+    recently updated first: a person may want to put a safe note in its place."""
+    marked = Memory.objects.filter(mind=mind, content__contains=MARKER_START)
+    return MemoryPage(list(marked.order_by("-updated_at", "-id")[:limit]), marked.count())
 
 
 def memory_counts(*, mind: Mind, now: datetime | None = None) -> dict[str, int]:

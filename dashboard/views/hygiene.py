@@ -5,6 +5,8 @@ version of each memory the page showed."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
@@ -16,8 +18,16 @@ from core.errors import CoreError, Stale
 from dashboard.views.common import next_url, own_memory, own_mind
 from memories import services
 from memories.actors import Actor
+from memories.hygiene.compact import (
+    CompactRequest,
+    compact_apply,
+    compact_dry_run,
+    compact_undo,
+    compaction_summaries,
+)
 from memories.hygiene.supersede import proposals_waiting
-from memories.selectors import STALE_AFTER, stale_memories
+from memories.models import Memory
+from memories.selectors import STALE_AFTER, redacted_memories, stale_memories
 
 # How many of each kind the page shows at once.
 SHOWN = 50
@@ -32,6 +42,13 @@ def hygiene(request: HttpRequest, mind_id: str) -> HttpResponse:
     mind = own_mind(request, mind_id)
     proposals = proposals_waiting(mind=mind)
     stale = stale_memories(mind=mind, limit=SHOWN)
+    redacted = redacted_memories(mind=mind, limit=SHOWN)
+    # The plan is worked out only when asked for: it reads every old memory's vector.
+    plan = None
+    if request.GET.get("plan"):
+        plan = compact_dry_run(
+            mind=mind, actor=Actor.for_user(request.user), request=CompactRequest(dry_run=True)
+        ).results
     return render(
         request,
         "dashboard/hygiene.html",
@@ -42,8 +59,63 @@ def hygiene(request: HttpRequest, mind_id: str) -> HttpResponse:
             "stale": stale.memories,
             "stale_count": stale.total,
             "stale_days": STALE_AFTER.days,
+            "redacted": redacted.memories,
+            "redacted_count": redacted.total,
+            "plan": None if plan is None else _with_originals(plan),
+            "older_days": CompactRequest().older_than.days,
+            "summaries": compaction_summaries(mind=mind, limit=SHOWN),
         },
     )
+
+
+def _with_originals(plan: list[Any]) -> list[tuple[Any, list[Memory]]]:
+    """Each cluster of a compaction plan with its original memories, to show them."""
+    found = Memory.objects.in_bulk([i for cluster in plan for i in cluster.originals])
+    return [(cluster, [found[i] for i in cluster.originals if i in found]) for cluster in plan]
+
+
+@login_required
+@require_POST
+def compact(request: HttpRequest, mind_id: str) -> HttpResponse:
+    """Apply the compaction plan the person was shown (its memories' versions sent back)."""
+    mind = own_mind(request, mind_id)
+    seen = {
+        name.removeprefix("version-"): str(request.POST[name])
+        for name in request.POST
+        if name.startswith("version-")
+    }
+    try:
+        done = compact_apply(
+            mind=mind,
+            actor=Actor.for_user(request.user),
+            request=CompactRequest(),
+            expected_versions=seen,
+        )
+    except Stale as exc:
+        messages.warning(request, exc.detail)
+        return redirect(_page(request, mind.pk) + "?plan=1#compaction-heading")
+    except CoreError as exc:
+        messages.error(request, exc.detail)
+    else:
+        messages.success(
+            request,
+            f"Compacted {done.memories_compacted} memories into {done.clusters_processed} "
+            "summaries. Undo any of them below.",
+        )
+    return redirect(_page(request, mind.pk) + "#compaction-heading")
+
+
+@login_required
+@require_POST
+def compact_undo_view(request: HttpRequest, mind_id: str, memory_id: str) -> HttpResponse:
+    mind, memory = own_memory(request, mind_id, memory_id)
+    try:
+        undone = compact_undo(mind=mind, actor=Actor.for_user(request.user), summary_id=memory.pk)
+    except CoreError as exc:
+        messages.error(request, exc.detail)
+    else:
+        messages.success(request, f"Brought back {len(undone.restored)} memories.")
+    return redirect(_page(request, mind.pk) + "#compaction-heading")
 
 
 @login_required

@@ -19,9 +19,10 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
+from django.db.models import Count
 from django.utils import timezone
 
-from core.errors import Conflict, Invalid, NotFound
+from core.errors import Conflict, Invalid, NotFound, Stale
 from memories import services
 from memories.actors import Actor
 from memories.embeddings import EmbeddingsError, get_embedder
@@ -38,6 +39,7 @@ from memories.models import (
 )
 from memories.rules import DURATION_FORMS, MAX_DURATION, memory_body_clean, parse_duration
 from memories.search.baseline import reference_vectors
+from memories.versions import memory_version
 from minds.models import Mind
 
 # The client's defaults and bounds.
@@ -537,14 +539,29 @@ def compact_dry_run(
 
 
 def compact_apply(
-    *, mind: Mind, actor: Actor, request: CompactRequest, now: datetime | None = None
+    *,
+    mind: Mind,
+    actor: Actor,
+    request: CompactRequest,
+    now: datetime | None = None,
+    expected_versions: Mapping[str, str] | None = None,
 ) -> Compaction:
     """Plan under the mind's write lock, store each cluster's summary and supersede its
-    originals by it, in one transaction: all of it is written, or nothing."""
+    originals by it, in one transaction: all of it is written, or nothing.
+
+    `expected_versions` ({id: version}, the plan a person was shown): Stale, and nothing
+    written, unless the plan now holds exactly those memories at those versions."""
     system = compaction_actor(actor)
     with services._write_lock(mind.pk):
         now = now or timezone.now()
         clusters = _plan(mind, request, now)
+        if expected_versions is not None:
+            planned = {m.pk: memory_version(m) for c in clusters for m in c.members}
+            if planned != dict(expected_versions):
+                raise Stale(
+                    "The memories to compact changed since you looked at the plan: nothing "
+                    "was written. Look at the new plan."
+                )
         if not clusters:
             return Compaction(dry_run=False, results=[])
         taken = _taken_keys(mind, clusters)
@@ -605,3 +622,18 @@ def _supersede_all(
     batch = services._Writes(actor=actor, now=now)
     services.supersede_many(batch=batch, memories=memories, by=by)
     batch.persist()
+
+
+def compaction_summaries(*, mind: Mind, limit: int = 50) -> list[tuple[Memory, int]]:
+    """The mind's compaction summaries that still supersede memories (those an undo can
+    bring back), newest first, each with how many it supersedes."""
+    summaries = (
+        Memory.objects.filter(mind=mind, source=Source.SYSTEM, superseded__isnull=False)
+        .annotate(originals=Count("superseded"))
+        .order_by("-created_at", "-id")
+    )
+    return [
+        (m, m.originals)  # type: ignore[attr-defined]  # the annotation
+        for m in summaries[:limit]
+        if SUMMARY_TAG in m.tags
+    ]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from datetime import timedelta
 
 import pytest
@@ -101,3 +102,58 @@ def test_memory_table_hides_superseded_unless_asked(web, owner, mind):
     assert "Old text" not in web.get(url).content.decode()
     shown = web.get(url, {"superseded": "include"}).content.decode()
     assert "Old text" in shown and "superseded</span>" in shown
+
+
+def _old_cluster(mind):
+    then = timezone.now() - timedelta(days=60)
+    return [
+        agent_store(mind, key=f"coffee_{i}", content=text, tags=["coffee"], now=then)
+        for i, text in enumerate(
+            ["Drinks espresso every morning", "Buys beans from a local roaster", "Owns a moka pot"]
+        )
+    ]
+
+
+def test_compaction_plan_apply_and_undo(web, mind):
+    originals = _old_cluster(mind)
+    page = web.get(f"/dashboard/minds/{mind.pk}/hygiene/")
+    assert page.context["plan"] is None  # worked out only when asked
+    shown = web.get(f"/dashboard/minds/{mind.pk}/hygiene/", {"plan": "1"})
+    ((_, members),) = shown.context["plan"]
+    assert {m.pk for m in members} == {m.pk for m in originals}
+    html = shown.content.decode()
+    versions = dict(re.findall(r'name="(version-mem_[a-z0-9]+)" value="([0-9a-f]+)"', html))
+    assert len(versions) == 3
+    web.post(f"/dashboard/minds/{mind.pk}/hygiene/compact/", versions)
+    summary = Memory.objects.filter(superseded__isnull=False, source="system").distinct().get()
+    assert set(Memory.objects.filter(superseded_by=summary).values_list("pk", flat=True)) == {
+        m.pk for m in originals
+    }
+    listed = web.get(f"/dashboard/minds/{mind.pk}/hygiene/").context["summaries"]
+    assert listed == [(summary, 3)]
+    web.post(f"/dashboard/minds/{mind.pk}/memories/{summary.pk}/uncompact/")
+    assert not Memory.objects.filter(superseded_by__isnull=False).exists()
+    assert not Memory.objects.filter(pk=summary.pk).exists()
+
+
+def test_compaction_of_a_plan_that_changed_writes_nothing(web, mind):
+    originals = _old_cluster(mind)
+    html = web.get(f"/dashboard/minds/{mind.pk}/hygiene/", {"plan": "1"}).content.decode()
+    versions = dict(re.findall(r'name="(version-mem_[a-z0-9]+)" value="([0-9a-f]+)"', html))
+    agent_store(
+        mind,
+        key=originals[0].key,
+        content="Gave up coffee",
+        tags=["coffee"],
+        now=timezone.now() - timedelta(days=45),
+    )
+    response = web.post(f"/dashboard/minds/{mind.pk}/hygiene/compact/", versions)
+    assert response.status_code == 302 and "plan=1" in response["Location"]
+    assert not Memory.objects.filter(superseded_by__isnull=False).exists()
+
+
+def test_redacted_memories_are_listed(web, mind, stranger_mind):
+    agent_store(mind, key="db", content="Database password is [redacted: password]")
+    agent_store(stranger_mind.mind, key="db", content="Theirs [redacted: password]")
+    response = web.get(f"/dashboard/minds/{mind.pk}/hygiene/")
+    assert response.context["redacted_count"] == 1

@@ -134,6 +134,8 @@ DASHBOARD_MIND_ROUTES = {
     "dashboard:undo": "undo/",
     "dashboard:activity": "activity/",
     "dashboard:hygiene": "hygiene/",
+    "dashboard:hygiene-compact": "hygiene/compact/",
+    "dashboard:hygiene-uncompact": "memories/{memory}/uncompact/",
     "dashboard:hygiene-supersede": "memories/{memory}/supersede/",
     "dashboard:hygiene-reject": "memories/{memory}/proposals/prop_none/reject/",
     "dashboard:memory": "memories/{memory}/",
