@@ -32,6 +32,7 @@ from dashboard.views.common import (
 from memories import audit, services
 from memories.actors import Actor
 from memories.filters import MemoryFilters
+from memories.hygiene.supersede import proposals_waiting
 from memories.models import Memory, MemoryEvent
 from memories.rules import parse_timestamp
 from memories.search import memory_search, search_mode_default
@@ -328,6 +329,7 @@ def review_queue(request: HttpRequest, mind_id: str) -> HttpResponse:
             "expiring": expiring.memories,
             "expiring_total": expiring.total,
             "expiring_days": EXPIRING_SOON.days,
+            "proposal_count": proposals_waiting(mind=mind).count(),
             # An empty queue of a mind that has no memory yet says what will fill it.
             "new_mind": not page.paginator.count and not memory_counts(mind=mind)["total"],
         },

@@ -157,3 +157,9 @@ def test_redacted_memories_are_listed(web, mind, stranger_mind):
     agent_store(stranger_mind.mind, key="db", content="Theirs [redacted: password]")
     response = web.get(f"/dashboard/minds/{mind.pk}/hygiene/")
     assert response.context["redacted_count"] == 1
+
+
+def test_the_review_queue_points_to_waiting_proposals(web, owner, mind):
+    _proposal(mind, owner)
+    page = web.get(f"/dashboard/minds/{mind.pk}/review/").content.decode()
+    assert "1 proposed replacement of verified memories waits for you" in page
