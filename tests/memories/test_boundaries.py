@@ -40,6 +40,7 @@ CORE_THIRD_PARTY = {
     "onnxruntime",
     "tokenizers",
     "huey",
+    "detect_secrets",  # the credential detector of memories/secrets.py
 }
 # Calls out of the process: only the embeddings API's client, with the standard library's
 # urllib. It asks a server for vectors; answering HTTP stays the faces' job.

@@ -120,7 +120,7 @@ def test_a_client_built_from_the_schema_calls_the_canonical_paths(api_schema, ow
         if operation.path.startswith("/minds/"):
             ids = {"id": owner_mind.mind.pk}
         elif operation.path.startswith("/memory/"):
-            ids = {"id": memory.pk, "proposal_id": "prop_none"}
+            ids = {"id": memory.pk, "proposal_id": "prop_none", "summary_id": memory.pk}
         case = api_schema.make_case(operation=operation, path_parameters=ids)
         path = case.formatted_path
         paths.append(path)
