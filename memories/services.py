@@ -30,6 +30,7 @@ from memories.actors import Actor
 from memories.embeddings import outbox
 from memories.embeddings.text import EMBEDDED_FIELDS
 from memories.filters import NO_FILTERS, MemoryFilters
+from memories.hygiene import duplicates
 from memories.models import Memory, MemoryEvent, MemoryTag
 from memories.rules import (
     BULK_MAX_ITEMS,
@@ -202,6 +203,9 @@ def _upsert(
                 changed = batch.updated(memory, write)
                 results.append(UpsertResult(memory, "updated", list(write.warnings), changed))
         batch.persist()
+        near = duplicates.store_warnings(mind_id=mind.pk, written=batch.new_content(), now=now)
+        for result in results:
+            result.warnings.extend(near.get(result.memory.pk, []))
     return results
 
 
@@ -753,6 +757,11 @@ class _Writes:
             self._use(memory.mind_id, 0, content_bytes(new) - content_bytes(old))
         self._event(memory, action, changes)
         return True
+
+    def new_content(self) -> list[Memory]:
+        """The memories whose content this transaction writes: new ones, and changed text."""
+        changed = [m for m, columns in self.stored.values() if "content" in columns]
+        return [*self.new.values(), *changed]
 
     def _use(self, mind_id: str, memories: int, size: int, history: int = 0) -> None:
         usage = self.usage.setdefault(mind_id, [0, 0, 0])
