@@ -60,9 +60,7 @@ def run(*, limit: int | None = None, verbose: bool = False, modes=("on", "off"))
             for p in pairs
         ]
         split_of = {m.pk: p["split"] for p, ms in zip(pairs, made, strict=True) for m in ms}
-        labelled = {
-            tuple(sorted((a.pk, b.pk))): p for p, (a, b) in zip(pairs, made, strict=True)
-        }
+        labelled = {tuple(sorted((a.pk, b.pk))): p for p, (a, b) in zip(pairs, made, strict=True)}
         contents = {m.pk: m.content for ms in made for m in ms}
         print(f"\n{len(pairs)} pairs in a mind of {len(background) + 2 * len(pairs)} memories")
         for mode in modes:
@@ -79,19 +77,23 @@ def run(*, limit: int | None = None, verbose: bool = False, modes=("on", "off"))
             cells = []
             for split in (*SPLITS, "all"):
                 positives = [
-                    k for k, p in labelled.items()
+                    k
+                    for k, p in labelled.items()
                     if p["contradicts"] and split in (p["split"], "all")
                 ]
                 touching = [
-                    k for k in flagged
+                    k
+                    for k in flagged
                     if split == "all" or split in (split_of.get(k[0]), split_of.get(k[1]))
                 ]
                 hits = [k for k in touching if k in labelled and labelled[k]["contradicts"]]
                 precision = len(hits) / max(len(touching), 1)
                 recall = sum(1 for k in positives if k in flagged) / max(len(positives), 1)
                 figures[mode][split] = (precision, recall, len(touching))
-                cells.append(f"{split}: precision {precision:.2f}, recall {recall:.2f} "
-                             f"({len(touching)} flagged)")
+                cells.append(
+                    f"{split}: precision {precision:.2f}, recall {recall:.2f} "
+                    f"({len(touching)} flagged)"
+                )
             print(f"embeddings {mode:<4} " + " | ".join(cells))
             if verbose:
                 for k, p in labelled.items():

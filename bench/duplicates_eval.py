@@ -84,8 +84,10 @@ def run(*, limit: int | None = None, verbose: bool = False, modes=("on", "off"))
             at_write[i] = any(first.pk in w for w in result.warnings)
             if verbose and at_write[i] != p["duplicate"]:
                 print(f"  write {'missed' if p['duplicate'] else 'flagged'}: {result.warnings}")
-        print(f"\n{len(pairs)} pairs; thresholds: lexical {duplicates.LEXICAL_THRESHOLD}, "
-              f"cosine {duplicates.COSINE_THRESHOLD}")
+        print(
+            f"\n{len(pairs)} pairs; thresholds: lexical {duplicates.LEXICAL_THRESHOLD}, "
+            f"cosine {duplicates.COSINE_THRESHOLD}"
+        )
         print(row("store warning (words; either mode)", at_write, pairs))
         figures["write"] = {s: shares(at_write, pairs, s) for s in SPLITS}
         lexical_scores = [
@@ -106,7 +108,7 @@ def run(*, limit: int | None = None, verbose: bool = False, modes=("on", "off"))
                 }
                 import numpy as np
 
-                def vec(memory_id: str):
+                def vec(memory_id: str, vectors=vectors):
                     return np.frombuffer(bytes(vectors[memory_id].vector.vector), dtype=np.float32)
 
                 cosines = [
@@ -120,23 +122,37 @@ def run(*, limit: int | None = None, verbose: bool = False, modes=("on", "off"))
             }
             print(row(f"GET /memory/duplicates, embeddings {mode}", listed, pairs))
             others = sum(
-                1 for g in groups if not any(m.pk in {x.pk for x in firsts + seconds} for m in g.memories)
+                1
+                for g in groups
+                if not any(m.pk in {x.pk for x in firsts + seconds} for m in g.memories)
             )
             print(f"{'':<44} groups {len(groups)}, of background memories only: {others}")
             figures[mode] = {s: shares(listed, pairs, s) for s in SPLITS}
             if verbose:
                 for i, p in enumerate(pairs):
                     if listed[i] != p["duplicate"]:
-                        print(f"  list {'missed' if p['duplicate'] else 'flagged'} "
-                              f"({lexical_scores[i]:.2f}, {cosines[i]}): {p['a']['content']} / "
-                              f"{p['b']['content']}")
+                        print(
+                            f"  list {'missed' if p['duplicate'] else 'flagged'} "
+                            f"({lexical_scores[i]:.2f}, {cosines[i]}): {p['a']['content']} / "
+                            f"{p['b']['content']}"
+                        )
             if mode == "on":
                 print("  dev, by cosine alone:")
                 for t in (0.88, 0.9, 0.91, 0.92, 0.93, 0.94, 0.95):
-                    print("   ", row(f"cosine >= {t}", {i: (c or 0) >= t for i, c in enumerate(cosines)}, pairs))
+                    print(
+                        "   ",
+                        row(
+                            f"cosine >= {t}",
+                            {i: (c or 0) >= t for i, c in enumerate(cosines)},
+                            pairs,
+                        ),
+                    )
         print("  dev, by words alone:")
         for t in (0.3, 0.35, 0.4, 0.45, 0.5, 0.55, 0.6):
-            print("   ", row(f"lexical >= {t}", {i: s >= t for i, s in enumerate(lexical_scores)}, pairs))
+            print(
+                "   ",
+                row(f"lexical >= {t}", {i: s >= t for i, s in enumerate(lexical_scores)}, pairs),
+            )
     return figures
 
 

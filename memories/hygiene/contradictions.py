@@ -22,13 +22,16 @@ from django.conf import settings
 from django.utils import timezone
 
 from memories.hygiene import pairs
-from memories.hygiene.lexical import NEGATIONS, Text, fold, similarity, stem, words
+from memories.hygiene.lexical import NEGATIONS, fold, similarity, stem, words
 from memories.models import HygieneDismissal, Memory
+from memories.search.semantic import MindMatrix
 from minds.models import Mind
 
 logger = logging.getLogger(__name__)
 
 KIND = HygieneDismissal.Kind.CONTRADICTION
+# The window GET /memory/contradictions looks at unless told otherwise.
+DEFAULT_WITHIN = timedelta(days=7)
 # Chosen on the dev part of bench/contradictions_eval.py (docs/performance.md).
 CANDIDATE_COSINE = 0.85
 # How many words the rest of two texts (their values taken out) may differ by and still be
@@ -39,42 +42,117 @@ SHARED_WORDS = 2
 QUOTE_CHARS = 80
 
 _MONTHS = (
-    "january february march april may june july august september october november december"
-).split()
+    "january",
+    "february",
+    "march",
+    "april",
+    "may",
+    "june",
+    "july",
+    "august",
+    "september",
+    "october",
+    "november",
+    "december",
+)
 MONTHS = {m: m for m in _MONTHS} | {m[:3]: m for m in _MONTHS} | {"sept": "september"}
-WEEKDAYS = {
-    d: d for d in "monday tuesday wednesday thursday friday saturday sunday".split()
-} | {d + "s": d for d in "monday tuesday wednesday thursday friday saturday sunday".split()}
+_DAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+WEEKDAYS = {d: d for d in _DAYS} | {d + "s": d for d in _DAYS}
 # Words that say a value replaced another: they join neither side's own words.
 CHANGE_WORDS = frozenset(
     stem(w)
     for w in (
-        "moved relocated changed switched now currently anymore longer instead since new "
-        "became replaced updated actually meanwhile recently today"
-    ).split()
+        "moved",
+        "relocated",
+        "changed",
+        "switched",
+        "now",
+        "currently",
+        "anymore",
+        "longer",
+        "instead",
+        "since",
+        "new",
+        "became",
+        "replaced",
+        "updated",
+        "actually",
+        "meanwhile",
+        "recently",
+        "today",
+    )
 )
 # Said of something that ended: as good as a "not".
 ENDED = frozenset({"stopped", "quit", "gave", "dropped", "cancelled", "canceled"})
 _OPPOSITE_PAIRS = [
-    ("tabs", "spaces"), ("tab", "space"), ("like", "dislike"), ("likes", "dislikes"),
-    ("love", "hate"), ("loves", "hates"), ("likes", "hates"), ("enjoys", "hates"),
-    ("prefers", "avoids"), ("prefer", "avoid"), ("uses", "avoids"), ("yes", "no"),
-    ("early", "late"), ("earlier", "later"), ("light", "dark"), ("morning", "evening"),
-    ("mornings", "evenings"), ("morning", "night"), ("before", "after"), ("true", "false"),
-    ("enabled", "disabled"), ("enable", "disable"), ("allowed", "forbidden"),
-    ("always", "never"), ("more", "less"), ("hot", "cold"), ("warm", "cold"),
-    ("remote", "onsite"), ("remotely", "office"), ("single", "married"),
-    ("introvert", "extrovert"), ("formal", "informal"), ("short", "long"),
-    ("shorter", "longer"), ("open", "closed"), ("public", "private"), ("accepted", "rejected"),
-    ("increase", "decrease"), ("sync", "async"), ("synchronous", "asynchronous"),
-    ("daily", "weekly"), ("weekly", "monthly"), ("daily", "monthly"), ("upper", "lower"),
-    ("uppercase", "lowercase"), ("metric", "imperial"), ("celsius", "fahrenheit"),
-    ("weekdays", "weekends"), ("agree", "disagree"), ("online", "offline"),
-    ("vegetarian", "meat"), ("vegan", "meat"), ("left", "right"),
-    ("beginner", "expert"), ("cheap", "expensive"), ("fast", "slow"), ("quiet", "loud"),
-    ("minimal", "verbose"), ("concise", "detailed"), ("terse", "detailed"),
-    ("first", "last"), ("spring", "autumn"), ("summer", "winter"), ("north", "south"),
-    ("east", "west"), ("debit", "credit"), ("manual", "automatic"), ("paper", "digital"),
+    ("tabs", "spaces"),
+    ("tab", "space"),
+    ("like", "dislike"),
+    ("likes", "dislikes"),
+    ("love", "hate"),
+    ("loves", "hates"),
+    ("likes", "hates"),
+    ("enjoys", "hates"),
+    ("prefers", "avoids"),
+    ("prefer", "avoid"),
+    ("uses", "avoids"),
+    ("yes", "no"),
+    ("early", "late"),
+    ("earlier", "later"),
+    ("light", "dark"),
+    ("morning", "evening"),
+    ("mornings", "evenings"),
+    ("morning", "night"),
+    ("before", "after"),
+    ("true", "false"),
+    ("enabled", "disabled"),
+    ("enable", "disable"),
+    ("allowed", "forbidden"),
+    ("always", "never"),
+    ("more", "less"),
+    ("hot", "cold"),
+    ("warm", "cold"),
+    ("remote", "onsite"),
+    ("remotely", "office"),
+    ("single", "married"),
+    ("introvert", "extrovert"),
+    ("formal", "informal"),
+    ("short", "long"),
+    ("shorter", "longer"),
+    ("open", "closed"),
+    ("public", "private"),
+    ("accepted", "rejected"),
+    ("increase", "decrease"),
+    ("sync", "async"),
+    ("synchronous", "asynchronous"),
+    ("daily", "weekly"),
+    ("weekly", "monthly"),
+    ("daily", "monthly"),
+    ("upper", "lower"),
+    ("uppercase", "lowercase"),
+    ("metric", "imperial"),
+    ("celsius", "fahrenheit"),
+    ("weekdays", "weekends"),
+    ("agree", "disagree"),
+    ("online", "offline"),
+    ("vegetarian", "meat"),
+    ("vegan", "meat"),
+    ("left", "right"),
+    ("beginner", "expert"),
+    ("cheap", "expensive"),
+    ("fast", "slow"),
+    ("quiet", "loud"),
+    ("minimal", "verbose"),
+    ("concise", "detailed"),
+    ("terse", "detailed"),
+    ("first", "last"),
+    ("spring", "autumn"),
+    ("summer", "winter"),
+    ("north", "south"),
+    ("east", "west"),
+    ("debit", "credit"),
+    ("manual", "automatic"),
+    ("paper", "digital"),
 ]
 OPPOSITES: dict[str, set[str]] = {}
 for _a, _b in _OPPOSITE_PAIRS:
@@ -95,7 +173,6 @@ _NUMBER = re.compile(r"\d+(?:[.,]\d+)?")
 _NAME = re.compile(r"\b[A-ZÄÖÜ][\w'-]*\w|\b[a-z]+[A-Z]\w*")
 _SENTENCE_START = re.compile(r"(?:^|[.!?;:]\s+|\n)\s*[\"'(“]?$")
 _PLACE_WORDS = frozenset({"in", "at", "to", "from", "near", "moved", "lives", "live"})
-
 
 
 @dataclass(frozen=True)
@@ -165,11 +242,14 @@ def values_of(text: str) -> Values:
             found.setdefault("place", {}).setdefault(lowered, name)
     all_words = words(text)
     negated = any(w in NEGATIONS or w in ENDED for w in folded)
-    rest = frozenset(
-        stem(w)
-        for w in all_words
-        if w not in taken and w not in NEGATIONS and w not in ENDED and not w.isdigit()
-    ) - CHANGE_WORDS
+    rest = (
+        frozenset(
+            stem(w)
+            for w in all_words
+            if w not in taken and w not in NEGATIONS and w not in ENDED and not w.isdigit()
+        )
+        - CHANGE_WORDS
+    )
     return Values(found, rest, negated, frozenset(all_words))
 
 
@@ -217,8 +297,8 @@ def judge(a: Memory, b: Memory) -> str | None:
         return None
     if not differing:
         if va.negated != vb.negated:
-            said = a if va.negated else b
-            return f"One says not: \u201c{_quote(said.content)}\u201d"
+            negative = a if va.negated else b
+            return f"One says not: \u201c{_quote(negative.content)}\u201d"
         return None
     kind = next(iter(differing))
     if kind != "name" and "name" in differing:
@@ -292,13 +372,14 @@ def contradiction_pairs(
     kept = pairs.dismissed(mind, KIND)
     found = []
     for candidate in sorted(candidates - kept):
-        first, second = (by_id[m] for m in candidate)
-        cosine = cosines.get(candidate) or _cosine(vectors, candidate)
-        reason = judge(first, second)
-        if reason is None or not confirmed(first, second, reason):
+        a, b = sorted(
+            (by_id[m] for m in candidate), key=lambda m: (m.updated_at, m.pk), reverse=True
+        )
+        reason = judge(a, b)
+        if reason is None or not confirmed(a, b, reason):
             continue
-        score = cosine if cosine is not None else similarity(texts[first.pk], texts[second.pk])
-        a, b = sorted((first, second), key=lambda m: (m.updated_at, m.pk), reverse=True)
+        cosine = cosines.get(candidate) or _cosine(vectors, candidate)
+        score = cosine if cosine is not None else similarity(texts[a.pk], texts[b.pk])
         found.append(Contradiction(a, b, round(score, 4), reason))
     found.sort(key=lambda c: (c.a.updated_at, c.b.updated_at, c.a.pk), reverse=True)
     return found
@@ -316,7 +397,7 @@ def _key_parts(memory: Memory) -> set[str]:
     }
 
 
-def _cosine(vectors: pairs.MindMatrix | None, candidate: pairs.Pair) -> float | None:
+def _cosine(vectors: MindMatrix | None, candidate: pairs.Pair) -> float | None:
     if vectors is None:
         return None
     rows = [vectors.index.get(m) for m in candidate]

@@ -19,7 +19,7 @@ from memories.filters import NO_FILTERS
 from memories.hygiene import pairs
 from memories.hygiene.lexical import Text, similarity
 from memories.models import HygieneDismissal, Memory
-from memories.search.query import MAX_TERMS, SearchQueryError, parse_query
+from memories.search.query import MAX_TERMS, ParsedQuery, SearchQueryError, parse_query
 from minds.models import Mind
 
 KIND = HygieneDismissal.Kind.DUPLICATE
@@ -35,7 +35,9 @@ WARNINGS_PER_MEMORY = 3
 MOST_SHARING = 50
 
 
-def store_warnings(*, mind_id: str, written: Sequence[Memory], now: datetime) -> dict[str, list[str]]:
+def store_warnings(
+    *, mind_id: str, written: Sequence[Memory], now: datetime
+) -> dict[str, list[str]]:
     """For memories just written: {memory id: warnings naming the live memories of the mind
     (other ids, other (category, key)) its content nearly repeats}. One full-text query per
     memory and one read of the candidates; nothing for more than CHECK_MAX_ITEMS."""
@@ -88,7 +90,7 @@ def _warning(other: Memory, score: float) -> str:
     )
 
 
-def _query(content: str):  # -> ParsedQuery | None
+def _query(content: str) -> ParsedQuery | None:
     """The content's words as an any-of-these search: the longest (rarest-looking) first."""
     words = list(dict.fromkeys(Text(content).words))
     words.sort(key=len, reverse=True)
