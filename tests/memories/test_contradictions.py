@@ -21,6 +21,9 @@ from tests.fake_embedder import fake_embedder  # noqa: F401
 PERSON = Actor(kind="user", name="owner@example.com")
 AGENT = Actor(kind="agent", name="key:abc")
 WEEK = timedelta(days=7)
+DOG = "The family dog, a brown collie from Bavaria who loves long walks in the park, "
+PIXEL = DOG + "is called Pixel."
+REX = DOG + "is called Rex."
 
 
 def said(content: str, key: str = "fact_x", tags: list[str] | None = None) -> Memory:
@@ -132,13 +135,13 @@ def test_candidates_by_meaning_find_pairs_sharing_no_key_part(mind, fake_embedde
     a = remember(
         mind,
         "x1",
-        "The family dog, a brown collie from Bavaria who loves long walks in the park, is called Pixel.",
+        PIXEL,
         category="note",
     )
     b = remember(
         mind,
         "y2",
-        "The family dog, a brown collie from Bavaria who loves long walks in the park, is called Rex.",
+        REX,
         category="fact",
     )
     embed(a, b)
@@ -176,7 +179,7 @@ class _Chat(BaseHTTPRequestHandler):
     answer = "no"
     asked: list[dict] = []
 
-    def do_POST(self):  # noqa: N802
+    def do_POST(self):
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
         type(self).asked.append({"body": body, "auth": self.headers.get("Authorization")})
         reply = {"choices": [{"message": {"role": "assistant", "content": type(self).answer}}]}
