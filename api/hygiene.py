@@ -62,7 +62,11 @@ class MemoryContradictionsView(APIView):
             MIND_PARAM,
             OpenApiParameter(
                 "within",
-                {"type": "string", "pattern": r"^\s*0*[1-9][0-9]*\s*[smhdwSMHDW]?\s*$"},
+                # What param_duration reads, capped below its 100-year limit.
+                {
+                    "type": "string",
+                    "pattern": r"^\s*0*([1-9][0-9]{0,8}\s*[sS]?|[1-9][0-9]{0,2}\s*[mhdwMHDW])\s*$",
+                },
                 description=f"{DURATION_FORMS}; default 7d.",
             ),
             LIMIT_PARAM,

@@ -9,6 +9,7 @@ docs/internals.md#hygiene-duplicates-and-contradictions.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -19,18 +20,20 @@ from memories.filters import NO_FILTERS
 from memories.hygiene import pairs
 from memories.hygiene.lexical import Text, similarity
 from memories.models import HygieneDismissal, Memory
-from memories.search.query import MAX_TERMS, ParsedQuery, SearchQueryError, parse_query
+from memories.search.query import STOP_WORDS, ParsedQuery, SearchQueryError, Term, parse_query
 from minds.models import Mind
 
 KIND = HygieneDismissal.Kind.DUPLICATE
 # Chosen on the dev part of bench/duplicates_eval.py (docs/performance.md).
 LEXICAL_THRESHOLD = 0.5
 COSINE_THRESHOLD = 0.94
-# Candidates the full-text index names per stored memory.
+# Candidates the full-text index names per stored memory, from this many of its words.
+QUERY_WORDS = 8
 CANDIDATES = 8
 # A sync of more items is stored without the check: its cost grows with the items.
 CHECK_MAX_ITEMS = 100
 WARNINGS_PER_MEMORY = 3
+_WORD = re.compile(r"\w+")
 # A word more memories hold than this joins no pair in the list by words.
 MOST_SHARING = 50
 
@@ -91,13 +94,17 @@ def _warning(other: Memory, score: float) -> str:
 
 
 def _query(content: str) -> ParsedQuery | None:
-    """The content's words as an any-of-these search: the longest (rarest-looking) first."""
-    words = list(dict.fromkeys(Text(content).words))
-    words.sort(key=len, reverse=True)
+    """The content's longest word required, the next longest as any-of: long words are the
+    rare ones, and requiring one keeps the match (and its ranking) to a few memories."""
+    found = [w for w in _WORD.findall(content.casefold()) if w not in STOP_WORDS]
+    ordered = sorted(dict.fromkeys(found), key=len, reverse=True)[:QUERY_WORDS]
+    if not ordered:
+        return None
     try:
-        return parse_query(" ".join(words[:MAX_TERMS]))
+        parse_query(" ".join(ordered))  # refuses what cannot be searched
     except SearchQueryError:
         return None
+    return ParsedQuery(required=(Term(ordered[0]),), optional=tuple(Term(w) for w in ordered))
 
 
 def _dismissed(mind_id: str, ids: set[str]) -> set[pairs.Pair]:
