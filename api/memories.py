@@ -53,6 +53,7 @@ from api.params import (
     param_priority,
     param_required,
     param_source,
+    param_superseded,
     param_tag,
 )
 from api.permissions import IsHuman
@@ -81,8 +82,15 @@ from memories.fields import (
     stored_to_dict,
 )
 from memories.filters import MAX_OFFSET, MemoryFilters
+from memories.hygiene.supersede import proposal_list, proposal_to_dict
 from memories.models import Memory, MemoryEvent
-from memories.rules import BULK_MAX_ITEMS, DURATION_FORMS, normalize_tag, parse_timestamp
+from memories.rules import (
+    BULK_MAX_ITEMS,
+    DURATION_FORMS,
+    clean_memory_id,
+    normalize_tag,
+    parse_timestamp,
+)
 from memories.selectors import LIST_LIMIT_MAX
 
 if TYPE_CHECKING:
@@ -130,6 +138,9 @@ LIST_PARAMS = [
     OpenApiParameter("source", str, enum=list(SOURCES)),
     OpenApiParameter("verified", bool),
     OpenApiParameter("include_expired", bool, description="Default false."),
+    OpenApiParameter(
+        "include_superseded", bool, description="Default false: memories another replaced."
+    ),
     OpenApiParameter(
         "limit",
         {"type": "integer", "minimum": 1, "maximum": LIST_LIMIT_MAX},
@@ -298,7 +309,7 @@ class MemoryViewSet(viewsets.GenericViewSet[Memory]):
     lookup_value_regex = r"mem_[a-z0-9]+"
 
     def get_permissions(self) -> Sequence[_SupportsHasPermission]:
-        if self.action in ("verify", "unverify"):
+        if self.action in ("verify", "unverify", "reject_proposal"):
             return [IsAuthenticated(), IsHuman()]
         return super().get_permissions()
 
@@ -342,6 +353,7 @@ class MemoryViewSet(viewsets.GenericViewSet[Memory]):
             source=param_source(params),
             verified=param_bool(params, "verified", default=None),
             expired=param_expired(params),
+            superseded=param_superseded(params),
         )
         return self._list(request, filters)
 
@@ -403,6 +415,85 @@ class MemoryViewSet(viewsets.GenericViewSet[Memory]):
         )
         return _one_memory(memory)
 
+    @extend_schema(
+        summary="Mark a memory replaced by another of its mind (by: null undoes it)",
+        description="A superseded memory leaves recall, search and lists unless "
+        "`include_superseded=true`, and stays in history, export and diff. A Mind Key that "
+        "supersedes a verified memory only proposes it (`proposed: true`): a person accepts "
+        "by superseding the same way, or rejects it.",
+        parameters=[ID_PARAM, MIND_PARAM, IF_MATCH_PARAM, ETAG_HEADER],
+        request=inline_serializer(
+            "SupersedeRequest", {"by": serializers.CharField(allow_null=True)}
+        ),
+        responses={200: OBJECT_ANSWER, 412: PRECONDITION_FAILED},
+    )
+    @action(detail=True, methods=["post"])
+    def supersede(self, request: Request, id: str) -> Response:
+        data = request.data
+        if not isinstance(data, dict) or "by" not in data:
+            raise Invalid.one(
+                "by",
+                'Required: the id of the memory that replaces this one ("mem_…"), or null to undo.',
+            )
+        by = data["by"]
+        if by is not None:
+            try:
+                by = clean_memory_id(by)
+            except ValueError as exc:
+                raise Invalid.one("by", str(exc)) from None
+        done = services.memory_supersede(
+            memory=self._memory(request, id),
+            by=by,
+            actor=actor_for_request(request),
+            expected_version=expected_version(request),
+        )
+        answer = _one_memory(done.memory)
+        answer.data["proposed"] = done.proposed
+        if done.proposal is not None:
+            answer.data["proposal"] = proposal_to_dict(done.proposal)
+        return answer
+
+    @extend_schema(
+        summary="Reject a proposed supersede (a person only)",
+        parameters=[ID_PARAM, MIND_PARAM],
+        request=None,
+        responses=OBJECT_ANSWER,
+    )
+    @action(
+        detail=True,
+        methods=["delete"],
+        url_path=r"proposals/(?P<proposal_id>prop_[a-z0-9]+)",
+        url_name="proposal",
+    )
+    def reject_proposal(self, request: Request, id: str, proposal_id: str) -> Response:
+        services.proposal_reject(
+            mind=mind_for_request(request),
+            memory_id=id,
+            proposal_id=proposal_id,
+            actor=actor_for_request(request),
+        )
+        return Response({"deleted": True, "id": proposal_id})
+
+    @extend_schema(
+        summary="Proposed supersedes waiting for a person, newest first",
+        parameters=[MIND_PARAM, *LIST_PARAMS[-2:]],
+        responses=OBJECT_ANSWER,
+    )
+    @action(detail=False, methods=["get"])
+    def proposals(self, request: Request) -> Response:
+        params = request.query_params
+        limit = param_limit(params, default=LIST_LIMIT_DEFAULT, maximum=LIST_LIMIT_MAX)
+        offset = param_offset(params)
+        page = proposal_list(mind=mind_for_request(request), limit=limit, offset=offset)
+        return Response(
+            {
+                "proposals": [proposal_to_dict(p) for p in page.proposals],
+                "total": page.total,
+                "limit": limit,
+                "offset": offset,
+            }
+        )
+
     # --- Review and overview -------------------------------------------------------------
 
     @extend_schema(
@@ -420,7 +511,10 @@ class MemoryViewSet(viewsets.GenericViewSet[Memory]):
     def by_tag(self, request: Request) -> Response:
         params = request.query_params
         tag = normalize_tag(param_required(params, "tag", "the tag to list, e.g. ?tag=docker"))
-        return self._list(request, MemoryFilters(tag=tag, expired=param_expired(params)))
+        filters = MemoryFilters(
+            tag=tag, expired=param_expired(params), superseded=param_superseded(params)
+        )
+        return self._list(request, filters)
 
     @extend_schema(
         summary="Memories expiring soon, soonest first",

@@ -74,6 +74,11 @@ def param_expired(params: Params) -> Expired:
     return "include" if param_bool(params, "include_expired") else "hide"
 
 
+def param_superseded(params: Params) -> bool:
+    """`include_superseded`: whether memories another one replaced are listed too."""
+    return bool(param_bool(params, "include_superseded"))
+
+
 def param_choice(params: Params, name: str, choices: tuple[str, ...] | list[str]) -> str | None:
     raw = params.get(name)
     if raw is None or raw == "":

@@ -9,7 +9,14 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from api.negotiation import Produces
-from api.params import Params, param_bool, param_category, param_choice, param_tag
+from api.params import (
+    Params,
+    param_bool,
+    param_category,
+    param_choice,
+    param_superseded,
+    param_tag,
+)
 from api.scoping import mind_for_request
 from api.search import QUERY_SCHEMA
 from api.streaming import streamed_json
@@ -79,6 +86,7 @@ class RecallView(Produces):
             OpenApiParameter("tag", str, description="Only memories with this tag."),
             OpenApiParameter("format", str, enum=FORMATS, description="text (default) or json."),
             OpenApiParameter("include_expired", bool),
+            OpenApiParameter("include_superseded", bool),
             OpenApiParameter("mind", str, description="The mind (JWT callers with several)."),
         ],
         responses={
@@ -96,7 +104,12 @@ class RecallView(Produces):
         about = params.get("about")
         mind = mind_for_request(request)
         selection = recall_selection(
-            mind=mind, category=category, tag=tag, include_expired=include_expired, about=about
+            mind=mind,
+            category=category,
+            tag=tag,
+            include_expired=include_expired,
+            about=about,
+            include_superseded=param_superseded(params),
         )
         if budget is None and about is None:  # the whole selection: sent as it is read
             if output == "json":

@@ -22,6 +22,7 @@ from api.params import (
     param_number,
     param_offset,
     param_search_mode,
+    param_superseded,
     param_tag,
 )
 from api.scoping import mind_for_request
@@ -144,7 +145,10 @@ class MemorySearchView(APIView):
         limit = param_limit(params, default=DEFAULT_LIMIT, maximum=MAX_LIMIT)
         offset = param_offset(params)
         filters = MemoryFilters(
-            tag=param_tag(params), category=param_category(params), expired=param_expired(params)
+            tag=param_tag(params),
+            category=param_category(params),
+            expired=param_expired(params),
+            superseded=param_superseded(params),
         )
         page = memory_search(mind=mind, q=q, filters=filters, limit=limit, offset=offset, mode=mode)
         return Response(search_to_dict(page))
@@ -197,7 +201,10 @@ class MemorySemanticSearchView(APIView):
             params, "threshold", default=SEMANTIC_DEFAULT_THRESHOLD, minimum=0.0, maximum=1.0
         )
         filters = MemoryFilters(
-            tag=param_tag(params), category=param_category(params), expired=param_expired(params)
+            tag=param_tag(params),
+            category=param_category(params),
+            expired=param_expired(params),
+            superseded=param_superseded(params),
         )
         page = memory_semantic_search(
             mind=mind, q=q, threshold=threshold, limit=limit, filters=filters

@@ -54,6 +54,12 @@ class MemoryWriteSerializer(serializers.Serializer[Any]):
     expires_at = ExpiresAtField(
         required=False, help_text="ISO-8601 or Unix epoch seconds; null clears."
     )
+    supersedes = serializers.CharField(
+        required=False,
+        allow_null=True,
+        help_text="The id of a memory of this mind that this one replaces (POST "
+        "/memory/{id}/supersede); a verified one is only proposed when a Mind Key writes.",
+    )
 
     # For the schema (api/schema.py): no other fields; these are read-only.
     schema_server_fields = IGNORED_FIELDS
@@ -90,6 +96,7 @@ class MemorySerializer(serializers.Serializer[Any]):
     updated_at = serializers.DateTimeField()
     verified_at = serializers.DateTimeField(allow_null=True)
     verified_by = serializers.CharField(allow_null=True)
+    superseded_by = serializers.CharField(allow_null=True)
 
 
 class MemoryStoreAnswerSerializer(MemorySerializer):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.urls import path
 
-from dashboard.views import memories, minds
+from dashboard.views import hygiene, memories, minds
 
 app_name = "dashboard"
 
@@ -26,6 +26,13 @@ urlpatterns = [
     path(MIND + "memories/verify-all/", memories.verify_matching, name="verify-matching"),
     path(MIND + "undo/", memories.memory_undo_view, name="undo"),
     path(MIND + "activity/", memories.activity, name="activity"),
+    path(MIND + "hygiene/", hygiene.hygiene, name="hygiene"),
+    path(MEMORY + "supersede/", hygiene.supersede, name="hygiene-supersede"),
+    path(
+        MEMORY + "proposals/<str:proposal_id>/reject/",
+        hygiene.reject_proposal,
+        name="hygiene-reject",
+    ),
     path(MEMORY, memories.memory_detail, name="memory"),
     path(MEMORY + "edit/", memories.memory_edit, name="memory-edit"),
     path(MEMORY + "verify/", memories.memory_verify_view, name="memory-verify"),

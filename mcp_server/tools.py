@@ -41,7 +41,7 @@ from memories.recall import (
     recall_render_text,
     recall_selection,
 )
-from memories.rules import DURATION_FORMS, normalize_tag, parse_duration
+from memories.rules import DURATION_FORMS, SUPERSEDES, normalize_tag, parse_duration
 from memories.search import MAX_LIMIT as SEARCH_MAX_LIMIT
 from memories.search import MAX_QUERY_CHARS, memory_search
 from memories.search import MODES as SEARCH_MODES
@@ -324,6 +324,14 @@ def _remember_schema() -> dict[str, Any]:
     }
     for name, text in descriptions.items():
         schema["properties"][name]["description"] = text
+    schema["properties"][SUPERSEDES] = {
+        "type": ["string", "null"],
+        "pattern": "^mem_[a-z0-9]+$",
+        "description": "The id (mem_…) of a memory this one replaces, when what you learned "
+        "changes an earlier fact under another key (the user moved, switched tools, changed "
+        "their mind). The old one leaves recall and search but stays in history; if a person "
+        "verified it, your change waits for them to accept it.",
+    }
     return {**schema, "additionalProperties": False}
 
 
@@ -386,9 +394,10 @@ TOOLS: dict[str, Tool] = {
                 "category + key again updates that memory in place instead of adding a "
                 "duplicate, so reuse a key to correct or extend what you know (the answer's "
                 "`action` says created, updated or unchanged). Use stable snake_case keys "
-                "prefixed with the category, e.g. preference_code_style. What you store is "
-                "unverified until the user confirms it in the dashboard; you cannot verify it "
-                "yourself."
+                "prefixed with the category, e.g. preference_code_style. When a new fact "
+                "replaces one stored under another key, pass that memory's id as supersedes "
+                "so only the current truth is recalled. What you store is unverified until "
+                "the user confirms it in the dashboard; you cannot verify it yourself."
             ),
             input_schema=_remember_schema(),
             # Judged by the core's validator (memory_body_clean), like every store body.

@@ -49,7 +49,8 @@ class MemoryFilters:
 
     `tag` must already be normalised. `expired`: "hide" (the default: live memories only),
     "include" or "only". `expiring_within`: only memories with an expiry up to that far
-    from now.
+    from now. `superseded`: whether memories another one replaced are listed too (they are
+    left out by default).
     """
 
     category: str | None = None
@@ -59,6 +60,7 @@ class MemoryFilters:
     verified: bool | None = None
     expired: Expired = "hide"
     expiring_within: timedelta | None = None
+    superseded: bool = False
 
     @property
     def impossible(self) -> bool:
@@ -73,6 +75,8 @@ class MemoryFilters:
             memories = memories.filter(expired_q(now))
         if self.expiring_within is not None:
             memories = memories.filter(expires_at__lte=now + self.expiring_within)
+        if not self.superseded:
+            memories = memories.filter(superseded_by__isnull=True)
         if self.category is not None:
             memories = memories.filter(category=self.category)
         if self.priority is not None:
@@ -102,6 +106,8 @@ class MemoryFilters:
         if self.expiring_within is not None:
             parts.append("AND m.expires_at <= %s")
             params.append(db.ops.adapt_datetimefield_value(now + self.expiring_within))
+        if not self.superseded:
+            parts.append("AND m.superseded_by_id IS NULL")
         for column in ("category", "priority", "source", "verified"):
             value = getattr(self, column)
             if value is not None:
@@ -116,7 +122,7 @@ class MemoryFilters:
         return " ".join(parts), params
 
 
-NO_FILTERS = MemoryFilters()  # live memories, nothing else narrowed
+NO_FILTERS = MemoryFilters()  # live, current memories, nothing else narrowed
 
 
 def order_by(sort: str) -> list[str | OrderBy]:

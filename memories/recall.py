@@ -80,14 +80,23 @@ class RecallSelection:
     include_expired: bool
     now: datetime
     about: str | None = None
+    include_superseded: bool = False
 
     def search_filters(self) -> MemoryFilters:
         """The selection's narrowing as search filters: what the search for `about` keeps."""
         expired: Expired = "include" if self.include_expired else "hide"
-        return MemoryFilters(category=self.category, tag=self.tag, expired=expired)
+        return self._filters(expired)
+
+    def _filters(self, expired: Expired) -> MemoryFilters:
+        return MemoryFilters(
+            category=self.category,
+            tag=self.tag,
+            expired=expired,
+            superseded=self.include_superseded,
+        )
 
     def _narrowed(self, expired: Expired) -> MemoryQuerySet:
-        filters = MemoryFilters(category=self.category, tag=self.tag, expired=expired)
+        filters = self._filters(expired)
         if filters.impossible:
             return Memory.objects.none()
         return filters.apply(Memory.objects.filter(mind=self.mind), now=self.now)
@@ -136,10 +145,12 @@ def recall_selection(
     include_expired: bool = False,
     now: datetime | None = None,
     about: str | None = None,
+    include_superseded: bool = False,
 ) -> RecallSelection:
     """The mind's memories that recall shows.
 
-    Not expired at `now` (unless `include_expired`), narrowed to `category` and `tag`
+    Not expired at `now` (unless `include_expired`), not superseded (unless
+    `include_superseded`), narrowed to `category` and `tag`
     (matched case-insensitively); read in recall order: critical → low, then most recently
     updated first, then by id so the order is stable. With `about` (the words of a topic,
     as a search takes them), the critical ones, then the ones most relevant to it: see
@@ -152,6 +163,7 @@ def recall_selection(
         include_expired=include_expired,
         now=now or timezone.now(),
         about=_about_checked(about),
+        include_superseded=include_superseded,
     )
 
 

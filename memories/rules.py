@@ -97,6 +97,16 @@ def clean_content(value: Any) -> str:
     return value
 
 
+_MEMORY_ID = re.compile(r"mem_[a-z0-9]{1,28}")
+
+
+def clean_memory_id(value: Any) -> str:
+    """A memory id (`mem_…`) as a body names another memory."""
+    if not isinstance(value, str) or not _MEMORY_ID.fullmatch(value):
+        raise ValueError("Must be a memory id (mem_…) or null.")
+    return value
+
+
 def _is_bad_key_char(ch: str) -> bool:
     # Whitespace and separators (Z*), control (Cc), invisible format (Cf) and surrogates (Cs).
     return ch.isspace() or unicodedata.category(ch) in {"Cc", "Cf", "Cs", "Zs", "Zl", "Zp"}
@@ -280,7 +290,10 @@ assert set(CLEANERS) == set(WRITABLE_FIELDS), "every writable field has exactly 
 
 # What null means for a field that takes it; any other field may not be null.
 _NULL_MEANS: dict[str, Any] = {"tags": [], "expires_at": None}
-_WRITABLE = frozenset(WRITABLE_FIELDS)
+# Besides its fields, a write body may name the memory of the mind it replaces
+# (services.memory_supersede); null or absent names none.
+SUPERSEDES = "supersedes"
+_WRITABLE = frozenset((*WRITABLE_FIELDS, SUPERSEDES))
 _IGNORED = frozenset(IGNORED_FIELDS)
 # The fields of an export record a person's import keeps (`Provenance`).
 PROVENANCE_FIELDS = frozenset({"verified", "verified_by", "verified_at"})
@@ -309,6 +322,8 @@ class MemoryWrite:
     source: str | None
     warnings: tuple[str, ...] = ()
     provenance: Provenance | None = None
+    # The id of the memory this write replaces, when the body named one.
+    supersedes: str | None = None
 
 
 def memory_body_clean(
@@ -352,6 +367,12 @@ def memory_body_clean(
                 errors[name] = ["This field is required."]
 
     values: dict[str, Any] = {}
+    supersedes = None
+    if body.get(SUPERSEDES) is not None:
+        try:
+            supersedes = clean_memory_id(body[SUPERSEDES])
+        except ValueError as exc:
+            errors[SUPERSEDES] = [str(exc)]
     for name, clean in CLEANERS.items():
         if name not in body:
             continue
@@ -386,7 +407,7 @@ def memory_body_clean(
         ignored = [name for name in ignored if name not in PROVENANCE_FIELDS]
     if ignored:
         warnings.append(f"Ignored fields the server sets: {', '.join(ignored)}.")
-    return MemoryWrite(values, source, tuple(warnings), provenance)
+    return MemoryWrite(values, source, tuple(warnings), provenance, supersedes)
 
 
 def _provenance(

@@ -180,17 +180,28 @@ def expiring_filters(*, within: timedelta, include_expired: bool = False) -> Mem
 
 def count_conditions(now: datetime, prefix: str = "") -> dict[str, Q]:
     """What each count counts. `prefix` reaches the memories through a relation."""
-    live = live_q(now, prefix)
+    current = Q(**{f"{prefix}superseded_by__isnull": True})
+    live = live_q(now, prefix) & current
     verified = Q(**{f"{prefix}verified": True})
     return {
         "live": live,
         "expired": expired_q(now, prefix),
+        "superseded": live_q(now, prefix) & ~current,
         "verified": live & verified,
         "unverified": live & ~verified,
         "unverified_important": live & ~verified & Q(**{f"{prefix}priority__in": IMPORTANT}),
         "expiring_soon": expiring_q(now, EXPIRING_SOON, prefix),
         "stale": live & Q(**{f"{prefix}updated_at__lt": now - STALE_AFTER}),
     }
+
+
+def stale_memories(*, mind: Mind, limit: int = 50, now: datetime | None = None) -> MemoryPage:
+    """The mind's stale memories (count_conditions' "stale": not updated in STALE_AFTER),
+    those most in doubt first: never verified, then lowest confidence, then oldest."""
+    now = now or timezone.now()
+    stale = Memory.objects.filter(mind=mind).filter(count_conditions(now)["stale"])
+    ordered = stale.order_by("verified", "confidence", "updated_at", "id")
+    return MemoryPage(list(ordered[:limit]), stale.count())
 
 
 def memory_counts(*, mind: Mind, now: datetime | None = None) -> dict[str, int]:

@@ -1,4 +1,5 @@
-"""Writes to memories: store (upsert), bulk store, import, change (update), delete, verify.
+"""Writes to memories: store (upsert), bulk store, import, change (update), delete, verify,
+supersede.
 
 Every write is judged by `rules.memory_body_clean`, takes the mind's write lock, and is
 written with its tag rows and audit rows in one transaction. Design notes:
@@ -31,11 +32,12 @@ from memories.embeddings import outbox
 from memories.embeddings.text import EMBEDDED_FIELDS
 from memories.filters import NO_FILTERS, MemoryFilters
 from memories.hygiene import duplicates
-from memories.models import Memory, MemoryEvent, MemoryTag
+from memories.models import Memory, MemoryEvent, MemoryTag, SupersedeProposal
 from memories.rules import (
     BULK_MAX_ITEMS,
     DEFAULT_CONFIDENCE,
     SOURCE_POLICY,
+    SUPERSEDES,
     UNSET,
     MemoryWrite,
     content_bytes,
@@ -62,6 +64,9 @@ class UpsertResult:
     warnings: list[str] = field(default_factory=list)
     # False when an "updated" store matched the stored values exactly (nothing was written).
     changed: bool = True
+    # When the body named a verified memory to supersede and an agent wrote it: the
+    # proposal that waits for a person instead.
+    proposal: SupersedeProposal | None = None
 
     @property
     def outcome(self) -> Literal["created", "updated", "unchanged"]:
@@ -87,6 +92,8 @@ def memory_store(
     Raises Invalid when the body is refused; nothing is written then.
     """
     write = memory_body_clean(body, actor=actor, mind_id=mind.pk)
+    if write.supersedes is not None and not _successors_known(mind, [write]):
+        raise Invalid.one(SUPERSEDES, NOT_FOUND)
     return _upsert(mind=mind, actor=actor, writes=[write], now=now)[0]
 
 
@@ -150,6 +157,13 @@ def memory_upsert_many(
             judged.append(memory_body_clean(item, actor=actor, mind_id=mind.pk, restore=restore))
         except Invalid as exc:
             judged.append(ItemRefused(exc))
+    known = _successors_known(mind, [w for w in judged if isinstance(w, MemoryWrite)])
+    judged = [
+        ItemRefused(Invalid.one(SUPERSEDES, NOT_FOUND))
+        if isinstance(w, MemoryWrite) and w.supersedes is not None and w.supersedes not in known
+        else w
+        for w in judged
+    ]
     writes = [w for w in judged if isinstance(w, MemoryWrite)]
     results = iter(_upsert(mind=mind, actor=actor, writes=writes, now=now))
     return [w if isinstance(w, ItemRefused) else next(results) for w in judged]
@@ -203,10 +217,45 @@ def _upsert(
                 changed = batch.updated(memory, write)
                 results.append(UpsertResult(memory, "updated", list(write.warnings), changed))
         batch.persist()
+        replacing = [(w, r) for w, r in zip(writes, results, strict=True) if w.supersedes]
+        if replacing:
+            _supersede_named(mind, actor=actor, now=now, replacing=replacing)
+        # After the supersedes: a memory this write replaced is no near-repeat of it.
         near = duplicates.store_warnings(mind_id=mind.pk, written=batch.new_content(), now=now)
         for result in results:
             result.warnings.extend(near.get(result.memory.pk, []))
     return results
+
+
+def _successors_known(mind: Mind, writes: list[MemoryWrite]) -> set[str]:
+    """The memories of `mind` that these writes name in `supersedes`."""
+    named = {w.supersedes for w in writes if w.supersedes is not None}
+    if not named:
+        return set()
+    return set(Memory.objects.filter(mind=mind, pk__in=named).values_list("pk", flat=True))
+
+
+def _supersede_named(
+    mind: Mind, *, actor: Actor, now: datetime, replacing: list[tuple[MemoryWrite, UpsertResult]]
+) -> None:
+    """Supersede what each stored memory's body named by that memory: the store's second
+    step, in its transaction. A target gone meanwhile, the memory itself, or a loop is left
+    as it is with a warning: the store itself stands."""
+    targets = Memory.objects.filter(mind=mind, pk__in={w.supersedes for w, _ in replacing})
+    by_id = {m.pk: m for m in targets}
+    batch = _Writes(actor=actor, now=now)
+    for write, result in replacing:
+        target = by_id.get(write.supersedes or "")
+        try:
+            if target is None:
+                raise Invalid.one(SUPERSEDES, NOT_FOUND)
+            result.proposal = _supersede(batch, target, result.memory.pk, field=SUPERSEDES)
+        except Invalid as exc:
+            result.warnings.append(f"Superseded nothing: {exc.fields[SUPERSEDES][0]}")
+            continue
+        if result.proposal is not None:
+            result.warnings.append(PROPOSED.format(id=target.pk))
+    batch.persist()
 
 
 def _stored_by_key(mind: Mind, pairs: set[tuple[str, str]]) -> dict[tuple[str, str], Memory]:
@@ -306,6 +355,7 @@ def memory_delete(
             memory=current, actor=actor, action=Action.DELETE, changes=changes, now=now
         )
         rows.insert(MemoryEvent, [event])
+        _unsupersede_by(current, actor=actor, now=now)
         outbox.forget([current.pk])  # first: the worker's order (outbox.py)
         current.delete()  # its tag rows and vector go with it
         held = _charge(
@@ -429,6 +479,142 @@ def memory_verify_matching(
                     _mark_verified(batch, memory, verified=True)
         batch.persist()
     return VerifiedMatching(verified=len(batch.events), changed=changed)
+
+
+# --- Supersede ----------------------------------------------------------------------------
+
+PROPOSED = (
+    "{id} is verified, so it was not superseded: the change is proposed and waits for a "
+    "person to accept it (POST /memory/{id}/supersede) or reject it."
+)
+
+
+@dataclass
+class Superseded:
+    """What memory_supersede did: the memory as it is now, and, when an agent asked to
+    supersede a verified memory, the proposal that waits for a person instead."""
+
+    memory: Memory
+    proposal: SupersedeProposal | None = None
+
+    @property
+    def proposed(self) -> bool:
+        return self.proposal is not None
+
+
+def memory_supersede(
+    *,
+    memory: Memory,
+    by: str | None,
+    actor: Actor,
+    expected_version: Expected = None,
+    now: datetime | None = None,
+) -> Superseded:
+    """Mark `memory` replaced by the memory of its mind with id `by` (None: current again).
+
+    A superseded memory leaves recall, search and lists (MemoryFilters.superseded) and stays
+    in its history, export and diff. An agent asking to supersede a verified memory only
+    proposes it: a SupersedeProposal waits for a person, who accepts it by superseding the
+    same way (every proposal for the memory then goes) or rejects it (proposal_reject).
+    Invalid (field `by`) for an unknown id, the memory itself, or a loop; Stale, and
+    nothing written, when it is no longer `expected_version` (when given).
+    """
+    with _write_lock(memory.mind_id):
+        current = _current(memory, expected_version)
+        batch = _Writes(actor=actor, now=now or timezone.now())
+        proposal = _supersede(batch, current, by)
+        batch.persist()
+    return Superseded(current, proposal)
+
+
+def supersede_many(*, batch: _Writes, memories: Sequence[Memory], by: str | None) -> None:
+    """Supersede each of `memories` (stored, of one mind) by `by`, or make them current
+    again (None), into `batch`: for a write that replaces several at once (compaction)
+    under the mind's write lock. The actor's proposals rule applies to each."""
+    for memory in memories:
+        _supersede(batch, memory, by)
+
+
+def proposal_reject(
+    *, mind: Mind, memory_id: str, proposal_id: str, actor: Actor
+) -> SupersedeProposal:
+    """A person turns down a proposal to supersede a memory of `mind`: it goes, the memory
+    stays current. NotFound when there is no such proposal for that memory."""
+    if actor.kind != "user":
+        raise Forbidden("Only a person can accept or reject a proposed supersede.")
+    with _write_lock(mind.pk):
+        proposal = SupersedeProposal.objects.filter(
+            mind=mind, memory_id=memory_id, pk=proposal_id
+        ).first()
+        if proposal is None:
+            raise NotFound("No such proposal for this memory.")
+        proposal.delete()
+    return proposal
+
+
+def _supersede(
+    batch: _Writes, memory: Memory, by: str | None, *, field: str = "by"
+) -> SupersedeProposal | None:
+    """Write (into `batch`) that `memory` is superseded by `by`, or propose it (an agent,
+    a verified memory); None when written."""
+    if by is not None:
+        _check_successor(memory, by, field)
+        if batch.actor.kind != "user" and memory.verified:
+            proposal, _ = SupersedeProposal.objects.get_or_create(
+                memory=memory,
+                by_id=by,
+                defaults={
+                    "mind_id": memory.mind_id,
+                    "proposed_by": batch.actor.name[:254],
+                    "created_at": batch.now,
+                },
+            )
+            return proposal
+        if batch.actor.kind == "user":  # accepted, or decided over whatever was proposed
+            SupersedeProposal.objects.filter(memory=memory).delete()
+    if memory.superseded_by_id != by:
+        before = audit.snapshot(memory)
+        memory.superseded_by_id = by
+        batch.changed(memory, before, action=Action.SUPERSEDE)
+    return None
+
+
+# How far a chain of supersedes is followed looking for a loop.
+MAX_CHAIN = 1000
+
+
+def _check_successor(memory: Memory, by: str, field: str) -> None:
+    if by == memory.pk:
+        raise Invalid.one(field, "A memory cannot supersede itself.")
+    successor: str | None = by
+    for _ in range(MAX_CHAIN):
+        found = (
+            Memory.objects.filter(mind_id=memory.mind_id, pk=successor)
+            .values_list("superseded_by_id", flat=True)
+            .first()
+        )
+        if successor == by and found is None and not _exists(memory.mind_id, by):
+            raise Invalid.one(field, NOT_FOUND)
+        if found == memory.pk:
+            raise Invalid.one(
+                field, f"{by} is itself superseded by this memory (directly or in a chain)."
+            )
+        if found is None:
+            return
+        successor = found
+
+
+def _exists(mind_id: str, memory_id: str) -> bool:
+    return Memory.objects.filter(mind_id=mind_id, pk=memory_id).exists()
+
+
+def _unsupersede_by(memory: Memory, *, actor: Actor, now: datetime) -> None:
+    """Make the memories `memory` superseded current again, audited: it is about to go."""
+    replaced = list(Memory.objects.filter(mind_id=memory.mind_id, superseded_by=memory))
+    if replaced:
+        batch = _Writes(actor=actor, now=now)
+        supersede_many(batch=batch, memories=replaced, by=None)
+        batch.persist()
 
 
 # How long a person may undo a verify or a delete of theirs (memory_undo).

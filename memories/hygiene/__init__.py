@@ -1,3 +1,3 @@
-"""Memory hygiene: near-repeats (duplicates.py), contradictions (contradictions.py), the
-pairs a person chose to keep (dismissals.py). Import the modules themselves: this package
-file stays empty so the services can use them without a cycle."""
+"""Keeping a mind tidy: what replaced what (supersede), look-alikes (duplicates),
+contradictions, the pairs a person chose to keep (dismissals), compaction and secrets.
+Writes go through memories.services; this package reads and plans."""

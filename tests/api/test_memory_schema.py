@@ -32,15 +32,16 @@ def test_the_write_body_is_documented_as_the_rules_take_it(anon, db):
     """The serializers only document the body: they must say what the validator does,
     field by field, as declared in memories/fields.py."""
     from memories.fields import FIELDS_BY_NAME, IGNORED_FIELDS, WRITABLE_FIELDS
+    from memories.rules import SUPERSEDES
 
     components = _components(anon)
     body = components["MemoryWriteRequest"]
     assert body["required"] == ["category", "content"]
     assert body["additionalProperties"] is False
     written = [name for name, s in body["properties"].items() if not s.get("readOnly")]
-    assert written == list(WRITABLE_FIELDS)
+    assert written == [*WRITABLE_FIELDS, SUPERSEDES]
     assert {n for n, s in body["properties"].items() if s.get("readOnly")} == set(IGNORED_FIELDS)
-    for name in WRITABLE_FIELDS:
+    for name in WRITABLE_FIELDS:  # `supersedes` names a memory, not one of its fields
         documented = _resolved(body["properties"][name], components)
         declared = FIELDS_BY_NAME[name].accepts or {}
         assert {k: documented.get(k) for k in declared} == declared, name

@@ -32,7 +32,7 @@ def test_store_answer_is_the_memory_plus_action_and_warnings(agent, mind):
     assert set(body) == {
         "id", "mind_id", "category", "key", "content", "tags", "priority", "source",
         "verified", "confidence", "expires_at", "created_at", "updated_at", "verified_at",
-        "verified_by", "action", "warnings",
+        "verified_by", "superseded_by", "action", "warnings",
     }  # fmt: skip
     assert body["mind_id"] == mind.id
     assert body["warnings"] == []

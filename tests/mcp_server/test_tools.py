@@ -354,3 +354,25 @@ def test_memory_resource_template(mcp, mind):
     uri = f"synapse://memory/{memory.id}"
     content = mcp.rpc("resources/read", {"uri": uri})["result"]["contents"][0]
     assert json.loads(content["text"])["key"] == "fact_city"
+
+
+def test_remember_supersedes_an_earlier_fact(mcp, stranger):
+    old = mcp.ok("remember", {"category": "fact", "key": "fact_city", "content": "Lives in Berlin"})
+    new = mcp.ok(
+        "remember",
+        {
+            "category": "fact",
+            "key": "fact_city_now",
+            "content": "Moved to Munich",
+            "supersedes": old["id"],
+        },
+    )
+    assert Memory.objects.get(pk=old["id"]).superseded_by_id == new["id"]
+    assert "Berlin" not in mcp.ok("recall")
+    assert mcp.ok("search", {"q": "berlin"})["total"] == 0
+    assert [m["id"] for m in mcp.ok("list_memories")["memories"]] == [new["id"]]
+    # Another mind's id is unknown here: refused, nothing stored.
+    refusal = stranger.refused(
+        "remember", {"category": "fact", "content": "x", "supersedes": old["id"]}
+    )
+    assert "supersedes" in refusal
