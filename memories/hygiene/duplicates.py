@@ -28,7 +28,7 @@ KIND = HygieneDismissal.Kind.DUPLICATE
 LEXICAL_THRESHOLD = 0.5
 COSINE_THRESHOLD = 0.94
 # Candidates the full-text index names per stored memory, from this many of its words.
-QUERY_WORDS = 8
+QUERY_WORDS = 6
 CANDIDATES = 8
 # A sync of more items is stored without the check: its cost grows with the items.
 CHECK_MAX_ITEMS = 100
@@ -94,17 +94,15 @@ def _warning(other: Memory, score: float) -> str:
 
 
 def _query(content: str) -> ParsedQuery | None:
-    """The content's longest word required, the next longest as any-of: long words are the
-    rare ones, and requiring one keeps the match (and its ranking) to a few memories."""
+    """The content's longest words as an any-of-these search: long words are the rare ones,
+    and few of them keep the match (and its ranking) to fewer memories."""
     found = [w for w in _WORD.findall(content.casefold()) if w not in STOP_WORDS]
     ordered = sorted(dict.fromkeys(found), key=len, reverse=True)[:QUERY_WORDS]
-    if not ordered:
-        return None
     try:
         parse_query(" ".join(ordered))  # refuses what cannot be searched
     except SearchQueryError:
         return None
-    return ParsedQuery(required=(Term(ordered[0]),), optional=tuple(Term(w) for w in ordered))
+    return ParsedQuery(optional=tuple(Term(w) for w in ordered))
 
 
 def _dismissed(mind_id: str, ids: set[str]) -> set[pairs.Pair]:
@@ -124,19 +122,20 @@ class DuplicateGroup:
 def duplicate_groups(*, mind: Mind, now: datetime | None = None) -> list[DuplicateGroup]:
     """The mind's live memories grouped by near-repeats, most similar group first.
 
-    Pairs close in meaning (cosine of their vectors at least COSINE_THRESHOLD) or in words
-    (lexical similarity at least LEXICAL_THRESHOLD, also for memories without a vector) are
-    joined; pairs a person kept (pair_keep_both) are not."""
+    Pairs whose vectors are close (cosine at least COSINE_THRESHOLD) and, where one of the
+    two has no vector yet (or embeddings are off), pairs close in words (lexical similarity
+    at least LEXICAL_THRESHOLD) are joined; pairs a person kept (pair_keep_both) are not."""
     now = now or timezone.now()
     memories = pairs.live_memories(mind, now)
     by_id = {m.pk: m for m in memories}
-    found = pairs.close_in_meaning(
-        pairs.mind_vectors(mind.pk), among=by_id, threshold=COSINE_THRESHOLD
-    )
+    vectors = pairs.mind_vectors(mind.pk)
+    found = pairs.close_in_meaning(vectors, among=by_id, threshold=COSINE_THRESHOLD)
+    embedded = set(vectors.index) if vectors is not None else set()
     texts = pairs.texts(memories)
     shared = pairs.sharing({k: t.tokens for k, t in texts.items()}, most=MOST_SHARING)
     for candidate in shared:
-        if candidate in found:
+        # Where both have vectors, their meaning decides.
+        if candidate[0] in embedded and candidate[1] in embedded:
             continue
         score = similarity(texts[candidate[0]], texts[candidate[1]])
         if score >= LEXICAL_THRESHOLD:
