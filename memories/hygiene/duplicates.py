@@ -67,22 +67,23 @@ def store_warnings(
         .live(now)
         .only("id", "category", "key", "content")
     }
-    kept = _dismissed(mind_id, {m.pk for m in written} | set(others))
-    warnings: dict[str, list[str]] = {}
+    close: dict[str, list[tuple[float, Memory]]] = {}
     for memory in written:
         text = Text(memory.content)
-        close = []
         for other in (others.get(found) for found in candidates.get(memory.pk, [])):
             if other is None or (other.category, other.key) == (memory.category, memory.key):
                 continue
-            if pairs.pair(memory.pk, other.pk) in kept:
-                continue
             score = similarity(text, Text(other.content))
             if score >= LEXICAL_THRESHOLD:
-                close.append((score, other))
-        close.sort(key=lambda found: (-found[0], found[1].pk))
-        if close:
-            warnings[memory.pk] = [_warning(o, s) for s, o in close[:WARNINGS_PER_MEMORY]]
+                close.setdefault(memory.pk, []).append((score, other))
+    # Read only when something is close: most stores repeat nothing.
+    kept = _dismissed(mind_id, {m.pk for m in written} | set(others)) if close else set()
+    warnings: dict[str, list[str]] = {}
+    for memory_id, found in close.items():
+        found = [(s, o) for s, o in found if pairs.pair(memory_id, o.pk) not in kept]
+        found.sort(key=lambda item: (-item[0], item[1].pk))
+        if found:
+            warnings[memory_id] = [_warning(o, s) for s, o in found[:WARNINGS_PER_MEMORY]]
     return warnings
 
 
