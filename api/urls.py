@@ -6,6 +6,7 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitVie
 from api.accounts import LoginView, LogoutView, RefreshView, RegisterView
 from api.compact import MemoryCompactUndoView, MemoryCompactView
 from api.export import MindExportView, MindImportView
+from api.hygiene import MemoryContradictionsView, MemoryDuplicatesView
 from api.memories import MemoryViewSet
 from api.minds import MindViewSet
 from api.recall import RecallView
@@ -40,6 +41,12 @@ urlpatterns = [
         r"^memory/compact/(?P<summary_id>mem_[a-z0-9]+)/undo/?$",
         MemoryCompactUndoView.as_view(),
         name="memory-compact-undo",
+    ),
+    re_path(r"^memory/duplicates/?$", MemoryDuplicatesView.as_view(), name="memory-duplicates"),
+    re_path(
+        r"^memory/contradictions/?$",
+        MemoryContradictionsView.as_view(),
+        name="memory-contradictions",
     ),
     re_path(r"^mind/export/?$", MindExportView.as_view(), name="mind-export"),
     re_path(r"^mind/import/?$", MindImportView.as_view(), name="mind-import"),

@@ -32,6 +32,7 @@ from memories.embeddings import outbox
 from memories.embeddings.text import EMBEDDED_FIELDS
 from memories.fields import TOMBSTONE_FIELDS
 from memories.filters import NO_FILTERS, MemoryFilters
+from memories.hygiene import duplicates
 from memories.models import Memory, MemoryEvent, MemoryTag, SupersedeProposal
 from memories.recall import recall_caches_forget
 from memories.rules import (
@@ -222,6 +223,10 @@ def _upsert(
         replacing = [(w, r) for w, r in zip(writes, results, strict=True) if w.supersedes]
         if replacing:
             _supersede_named(mind, actor=actor, now=now, replacing=replacing)
+        # After the supersedes: a memory this write replaced is no near-repeat of it.
+        near = duplicates.store_warnings(mind_id=mind.pk, written=batch.new_content(), now=now)
+        for result in results:
+            result.warnings.extend(near.get(result.memory.pk, []))
     return results
 
 
@@ -1022,6 +1027,11 @@ class _Writes:
             self._use(memory.mind_id, 0, content_bytes(new) - content_bytes(old))
         self._event(memory, action, changes)
         return True
+
+    def new_content(self) -> list[Memory]:
+        """The memories whose content this transaction writes: new ones, and changed text."""
+        changed = [m for m, columns in self.stored.values() if "content" in columns]
+        return [*self.new.values(), *changed]
 
     def _use(self, mind_id: str, memories: int, size: int, history: int = 0) -> None:
         usage = self.usage.setdefault(mind_id, [0, 0, 0])

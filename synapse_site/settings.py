@@ -370,6 +370,12 @@ SYNAPSE_EMBEDDINGS_TIMEOUT = env_int("SYNAPSE_EMBEDDINGS_TIMEOUT", 30)
 # A search waits this long for its question's vector, then searches by keyword alone: short,
 # since a web worker waits with it (the background worker's documents wait the one above).
 SYNAPSE_EMBEDDINGS_QUERY_TIMEOUT = env_int("SYNAPSE_EMBEDDINGS_QUERY_TIMEOUT", 2)
+# An OpenAI-compatible chat completions URL asked to confirm each contradiction the judge
+# finds (memories/hygiene/contradictions.py); empty: the judge alone decides.
+SYNAPSE_HYGIENE_CHAT_URL = env_str("SYNAPSE_HYGIENE_CHAT_URL", "")
+SYNAPSE_HYGIENE_CHAT_MODEL = env_str("SYNAPSE_HYGIENE_CHAT_MODEL", "")
+SYNAPSE_HYGIENE_CHAT_KEY = env_str("SYNAPSE_HYGIENE_CHAT_KEY", "")
+SYNAPSE_HYGIENE_CHAT_TIMEOUT = env_int("SYNAPSE_HYGIENE_CHAT_TIMEOUT", 10)
 SYNAPSE_EMBEDDINGS_THREADS = env_int("SYNAPSE_EMBEDDINGS_THREADS", 1)
 # The most tokens of one text the embeddings API takes (512: a text-embeddings server with an
 # e5 or bge model; 8191: OpenAI): each text is cut to fewer UTF-8 bytes than this.

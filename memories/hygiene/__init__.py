@@ -1,2 +1,3 @@
-"""Keeping a mind tidy: what replaced what (supersede), look-alikes, contradictions,
-compaction and secrets. Writes go through memories.services; this package reads and plans."""
+"""Keeping a mind tidy: what replaced what (supersede), look-alikes (duplicates),
+contradictions, the pairs a person chose to keep (dismissals), compaction and secrets.
+Writes go through memories.services; this package reads and plans."""

@@ -15,6 +15,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
+from memories.hygiene.duplicates import CHECK_MAX_ITEMS
 from memories.models import Memory
 from tests.factories import PERSON, remember
 
@@ -121,13 +122,16 @@ def test_store_does_not_grow_with_the_mind(agent, mind):
     counts = []
     for size in SIZES:
         fill(mind, size)
-        body = {"category": "note", "key": f"note_new_{size}", "content": "c", "tags": ["a", "b"]}
+        # Found by the near-repeat check's query (the word "shared"), close to none.
+        content = {SIZES[0]: "Shared apples", SIZES[1]: "Shared quiet harbour"}[size]
+        body = {"category": "note", "key": f"note_new_{size}", "content": content, "tags": ["a"]}
         counts.append(count(agent, "post", "/memory", data=body, format="json"))
     assert counts[0] == counts[1]
     # Mind Key, BEGIN, the lookup, the mind's usage (its quota), the memory, its tags, its
-    # audit row, its embedding job, COMMIT; PostgreSQL adds a savepoint around the insert (a
-    # concurrent insert of the key is settled there).
-    assert counts[1] <= (9 if connection.vendor == "sqlite" else 11), counts
+    # audit row, its embedding job, the near-repeat check's full-text query and its read of
+    # the candidates, COMMIT; PostgreSQL adds a savepoint around the insert (a concurrent
+    # insert of the key is settled there).
+    assert counts[1] <= (11 if connection.vendor == "sqlite" else 13), counts
 
 
 @pytest.mark.parametrize(
@@ -149,19 +153,25 @@ def test_update_and_delete_do_not_grow_with_the_mind(agent, mind, verb, body, ce
     assert counts[1] <= ceiling + (connection.vendor == "postgresql"), counts
 
 
-def test_sync_does_not_grow_with_the_batch(agent, mind):
-    counts = []
-    for size in SIZES:
+def test_sync_grows_by_the_near_repeat_check_alone(agent, mind):
+    def sync(size: int, start: int) -> int:
         items = [
-            {"category": "note", "key": f"note_sync_{size}_{i}", "content": f"c {i}", "tags": ["s"]}
+            # One word no other memory holds: the check's query finds no candidate.
+            {"category": "note", "key": f"note_sync_{start + i}", "content": f"w{start + i}"}
             for i in range(size)
         ]
-        counts.append(count(agent, "post", "/memory/sync", data={"memories": items}, format="json"))
-    assert counts[0] == counts[1]
+        return count(agent, "post", "/memory/sync", data={"memories": items}, format="json")
+
+    small, large = sync(SIZES[0], 0), sync(SIZES[1], 1000)
+    # One full-text query per item (memories/hygiene/duplicates.py), nothing else per item.
+    assert large - small == SIZES[1] - SIZES[0]
     # Mind Key, the write's transaction (a savepoint inside the test's: 2), the lookup, the
     # mind's usage (its quota), the memories, their tags, their audit rows, their embedding
     # jobs; PostgreSQL adds the mind's row lock.
-    assert counts[1] <= (10 if connection.vendor == "postgresql" else 9), counts
+    assert small - SIZES[0] <= (10 if connection.vendor == "postgresql" else 9), small
+    # Past CHECK_MAX_ITEMS items the check is skipped: the sync no longer grows.
+    over = CHECK_MAX_ITEMS + 1
+    assert sync(over, 2000) == sync(over + 50, 3000) == small - SIZES[0]
 
 
 def test_verify_does_not_grow_with_the_mind(human, mind):

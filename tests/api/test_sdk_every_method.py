@@ -76,6 +76,17 @@ def test_every_memory_method(sdk, live_server, owner, owner_mind):
     assert [m["id"] for m in expiring["memories"]] == [soon["id"]]
     assert sdk.memory.expiring(within_seconds=60)["total"] == 0
 
+    sdk.memory.store(category="fact", key="fact_office", content="The office is in Berlin.")
+    moved = sdk.memory.store(
+        category="fact", key="fact_office_moved", content="The office moved to Munich."
+    )
+    contradictions = sdk.memory.contradictions(within_seconds=86400)
+    assert contradictions["total"] == 1
+    assert contradictions["contradictions"][0]["a"]["id"] == moved["id"]
+    assert "Munich" in contradictions["contradictions"][0]["reason"]
+    sdk.memory.delete(moved["id"])
+    sdk.memory.delete(sdk.memory.store(category="fact", key="fact_office", content="x")["id"])
+
     health = sdk.memory.health()
     assert health["total"] == 3 and health["unverified_share"] == 1.0
     assert {a["kind"] for a in health["attention"]} >= {"unverified_important", "expiring_soon"}
