@@ -83,6 +83,7 @@ from memories.fields import (
     stored_to_dict,
 )
 from memories.filters import MAX_OFFSET, MemoryFilters
+from memories.hygiene.health import mind_health_with_hygiene
 from memories.hygiene.supersede import proposal_list, proposal_to_dict
 from memories.models import Memory, MemoryEvent
 from memories.rules import (
@@ -636,12 +637,15 @@ class MemoryViewSet(viewsets.GenericViewSet[Memory]):
 
     @extend_schema(
         summary="The mind's health and what a person should look at",
+        description="Counts (live, verified, expiring soon, stale, superseded, and what the "
+        "hygiene checks find: contradictions written within 7 days, duplicate groups, "
+        "proposals waiting for a person), each with an attention item when not zero.",
         parameters=[MIND_PARAM],
         responses=OBJECT_ANSWER,
     )
     @action(detail=False, methods=["get"])
     def health(self, request: Request) -> Response:
-        return Response(selectors.mind_health(mind=mind_for_request(request)))
+        return Response(mind_health_with_hygiene(mind=mind_for_request(request)))
 
     @extend_schema(
         summary="The audit trail: who did what to which memory, with the old values",

@@ -28,6 +28,8 @@ urlpatterns = [
     path(MIND + "activity/", memories.activity, name="activity"),
     path(MIND + "hygiene/", hygiene.hygiene, name="hygiene"),
     path(MIND + "hygiene/compact/", hygiene.compact, name="hygiene-compact"),
+    path(MIND + "hygiene/keep/", hygiene.supersede_into, name="hygiene-keep"),
+    path(MIND + "hygiene/keep-all/", hygiene.keep_both, name="hygiene-keep-all"),
     path(MEMORY + "uncompact/", hygiene.compact_undo_view, name="hygiene-uncompact"),
     path(MEMORY + "supersede/", hygiene.supersede, name="hygiene-supersede"),
     path(

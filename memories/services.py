@@ -614,6 +614,28 @@ def supersede_many(*, batch: _Writes, memories: Sequence[Memory], by: str | None
         _supersede(batch, memory, by)
 
 
+def memory_supersede_into(
+    *, mind: Mind, actor: Actor, keep: str, replaced: Mapping[str, str]
+) -> list[Memory]:
+    """Supersede each memory of `mind` in `replaced` ({id: version the caller read}) by the
+    memory `keep`, in one transaction: a person tidying a group of near-repeats into one.
+    Stale, and nothing written, when any of them is gone or changed since; Invalid (field
+    `keep`) when `keep` is not a memory of the mind or is among them. Returns them."""
+    if keep in replaced:
+        raise Invalid.one("keep", "The memory kept cannot also be replaced.")
+    with _write_lock(mind.pk):
+        found = {m.pk: m for m in Memory.objects.filter(mind=mind, pk__in=set(replaced))}
+        if set(found) != set(replaced) or not all(
+            is_version(found[i], version) for i, version in replaced.items()
+        ):
+            raise Stale(STALE)
+        batch = _Writes(actor=actor, now=timezone.now())
+        for memory_id in sorted(found):
+            _supersede(batch, found[memory_id], keep, field="keep")
+        batch.persist()
+    return [found[i] for i in sorted(found)]
+
+
 def proposal_reject(
     *, mind: Mind, memory_id: str, proposal_id: str, actor: Actor
 ) -> SupersedeProposal:

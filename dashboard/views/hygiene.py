@@ -5,6 +5,7 @@ version of each memory the page showed."""
 
 from __future__ import annotations
 
+from datetime import timedelta
 from typing import Any
 
 from django.contrib import messages
@@ -25,12 +26,18 @@ from memories.hygiene.compact import (
     compact_undo,
     compaction_summaries,
 )
+from memories.hygiene.contradictions import contradiction_pairs
+from memories.hygiene.dismissals import pair_keep_both
+from memories.hygiene.duplicates import duplicate_groups
 from memories.hygiene.supersede import proposals_waiting
 from memories.models import Memory
 from memories.selectors import STALE_AFTER, redacted_memories, stale_memories
 
 # How many of each kind the page shows at once.
 SHOWN = 50
+# How far back the page looks for contradictions (at least one of the pair written since).
+WINDOWS = {"7": timedelta(days=7), "30": timedelta(days=30), "365": timedelta(days=365)}
+DEFAULT_WINDOW = "30"
 
 
 def _page(request: HttpRequest, mind_id: str) -> str:
@@ -43,6 +50,10 @@ def hygiene(request: HttpRequest, mind_id: str) -> HttpResponse:
     proposals = proposals_waiting(mind=mind)
     stale = stale_memories(mind=mind, limit=SHOWN)
     redacted = redacted_memories(mind=mind, limit=SHOWN)
+    window = request.GET.get("within", DEFAULT_WINDOW)
+    window = window if window in WINDOWS else DEFAULT_WINDOW
+    contradictions = contradiction_pairs(mind=mind, within=WINDOWS[window])
+    duplicates = duplicate_groups(mind=mind)
     # The plan is worked out only when asked for: it reads every old memory's vector.
     plan = None
     if request.GET.get("plan"):
@@ -59,6 +70,12 @@ def hygiene(request: HttpRequest, mind_id: str) -> HttpResponse:
             "stale": stale.memories,
             "stale_count": stale.total,
             "stale_days": STALE_AFTER.days,
+            "contradictions": contradictions[:SHOWN],
+            "contradiction_count": len(contradictions),
+            "window": window,
+            "windows": list(WINDOWS),
+            "duplicates": duplicates[:SHOWN],
+            "duplicate_count": len(duplicates),
             "redacted": redacted.memories,
             "redacted_count": redacted.total,
             "plan": None if plan is None else _with_originals(plan),
@@ -145,6 +162,62 @@ def supersede(request: HttpRequest, mind_id: str, memory_id: str) -> HttpRespons
             messages.success(request, f"“{memory.key}” is current again.")
         else:
             messages.success(request, f"“{memory.key}” is superseded: it stays in its history.")
+    return redirect(_next(request, mind.pk))
+
+
+@login_required
+@require_POST
+def supersede_into(request: HttpRequest, mind_id: str) -> HttpResponse:
+    """Keep one memory of a group (near-repeats, or one side of a contradiction) and
+    supersede the others by it, each as the version the page showed (`version-<id>`)."""
+    mind = own_mind(request, mind_id)
+    keep = request.POST.get("keep", "")
+    replaced = {
+        name.removeprefix("version-"): str(request.POST[name])
+        for name in request.POST
+        if name.startswith("version-") and name != f"version-{keep}"
+    }
+    if not replaced:
+        messages.error(request, "Pick the memory to keep and at least one to replace.")
+        return redirect(_next(request, mind.pk))
+    try:
+        done = services.memory_supersede_into(
+            mind=mind, actor=Actor.for_user(request.user), keep=keep, replaced=replaced
+        )
+    except Stale:
+        messages.warning(
+            request,
+            "One of these memories changed since you loaded this page, so nothing was done. "
+            "Look at them again.",
+        )
+    except CoreError as exc:
+        messages.error(request, exc.detail)
+    else:
+        keys = ", ".join(f"“{m.key}”" for m in done)
+        messages.success(
+            request,
+            f"Superseded {keys}: {'it stays' if len(done) == 1 else 'they stay'} in the history.",
+        )
+    return redirect(_next(request, mind.pk))
+
+
+@login_required
+@require_POST
+def keep_both(request: HttpRequest, mind_id: str) -> HttpResponse:
+    """Keep every memory of a flagged pair (or group) as it is: the check stops flagging it."""
+    mind = own_mind(request, mind_id)
+    ids = sorted(set(request.POST.getlist("memory")))
+    kind = request.POST.get("kind", "")
+    try:
+        for i, first in enumerate(ids):
+            for second in ids[i + 1 :]:
+                pair_keep_both(
+                    mind=mind, actor=Actor.for_user(request.user), kind=kind, a=first, b=second
+                )
+    except CoreError as exc:
+        messages.error(request, exc.detail)
+    else:
+        messages.success(request, "Kept as they are: these will not be flagged again.")
     return redirect(_next(request, mind.pk))
 
 

@@ -12,6 +12,7 @@ from django.views.decorators.http import require_http_methods
 from core.errors import QuotaExceeded
 from dashboard.forms import MindForm
 from dashboard.views.common import own_mind
+from memories.hygiene.health import hygiene_counts
 from memories.selectors import (
     EXPIRING_SOON,
     expiring_filters,
@@ -92,6 +93,7 @@ def mind_overview(request: HttpRequest, mind_id: str) -> HttpResponse:
             "expiring": expiring.memories,
             "expiring_days": EXPIRING_SOON.days,
             "review_count": stats.counts["unverified"],
+            "hygiene": {kind: n for kind, (n, _) in hygiene_counts(mind=mind).items()},
             "base_url": base_url(request),
         },
     )

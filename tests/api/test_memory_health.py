@@ -47,7 +47,9 @@ def test_health_query_count_is_fixed(agent, mind):
         remember(mind, f"k{i}", priority="high", expires_at=now + timedelta(days=1))
     with CaptureQueriesContext(connection) as ctx:
         agent.get("/memory/health")
-    assert len(ctx.captured_queries) <= 6  # mind key, aggregate, up to 4 attention lists
+    # Mind key, aggregate, up to 4 attention lists; the hygiene checks: the live memories and
+    # the vectors' version for each check, their kept pairs, the proposals.
+    assert len(ctx.captured_queries) <= 12
 
 
 def test_health_isolation(mind, stranger_agent, other_human):
@@ -57,3 +59,17 @@ def test_health_isolation(mind, stranger_agent, other_human):
     assert_isolated(
         "/memory/health", mind=mind, stranger_agent=stranger_agent, other_human=other_human
     )
+
+
+def test_health_counts_what_hygiene_finds(agent, human, mind):
+    old = remember(mind, "office", content="The office is in Berlin")
+    new = remember(mind, "office_now", content="The office is in Munich")
+    remember(mind, "mug", content="Drinks coffee from a blue mug every morning")
+    remember(mind, "mug2", content="Drinks coffee from a blue mug every morning at work")
+    human.post(f"/memory/{old.pk}/verify")
+    agent.post(f"/memory/{old.pk}/supersede", {"by": new.pk}, format="json")  # proposed
+    body = agent.get("/memory/health").json()
+    assert body["proposals"] == 1 and body["contradictions"] == 1 and body["duplicates"] == 1
+    kinds = {item["kind"]: item for item in body["attention"]}
+    assert kinds["proposals"]["ids"] == [old.pk]
+    assert set(kinds["contradictions"]["ids"]) <= {old.pk, new.pk}

@@ -9,7 +9,7 @@ import pytest
 from django.utils import timezone
 
 from memories.actors import Actor
-from memories.models import Memory, MemoryEvent, SupersedeProposal
+from memories.models import HygieneDismissal, Memory, MemoryEvent, SupersedeProposal
 from memories.services import memory_supersede, memory_verify
 from memories.versions import memory_version as version_of
 from tests.dashboard.conftest import agent_store
@@ -163,3 +163,69 @@ def test_the_review_queue_points_to_waiting_proposals(web, owner, mind):
     _proposal(mind, owner)
     page = web.get(f"/dashboard/minds/{mind.pk}/review/").content.decode()
     assert "1 proposed replacement of verified memories waits for you" in page
+
+
+def _contradiction(mind):
+    a = agent_store(mind, key="office", content="The office is in Berlin")
+    b = agent_store(mind, key="office_now", content="The office is in Munich")
+    return a, b
+
+
+def test_contradictions_keep_one(web, mind):
+    a, b = _contradiction(mind)
+    page = web.get(f"/dashboard/minds/{mind.pk}/hygiene/")
+    (pair,) = page.context["contradictions"]
+    assert {pair.a.pk, pair.b.pk} == {a.pk, b.pk} and "Berlin" in pair.reason
+    response = web.post(
+        f"/dashboard/minds/{mind.pk}/hygiene/keep/",
+        {"keep": b.pk, f"version-{a.pk}": version_of(Memory.objects.get(pk=a.pk))},
+    )
+    assert response.status_code == 302
+    assert Memory.objects.get(pk=a.pk).superseded_by_id == b.pk
+    assert web.get(f"/dashboard/minds/{mind.pk}/hygiene/").context["contradiction_count"] == 0
+
+
+def test_keep_one_of_a_changed_memory_writes_nothing(web, mind):
+    a, b = _contradiction(mind)
+    seen = version_of(a)
+    agent_store(mind, key="office", content="The office is in Hamburg")
+    web.post(f"/dashboard/minds/{mind.pk}/hygiene/keep/", {"keep": b.pk, f"version-{a.pk}": seen})
+    assert Memory.objects.get(pk=a.pk).superseded_by_id is None
+
+
+def test_contradictions_keep_both_stops_flagging(web, mind, owner):
+    a, b = _contradiction(mind)
+    web.post(
+        f"/dashboard/minds/{mind.pk}/hygiene/keep-all/",
+        {"kind": "contradiction", "memory": [a.pk, b.pk]},
+    )
+    page = web.get(f"/dashboard/minds/{mind.pk}/hygiene/")
+    assert page.context["contradiction_count"] == 0
+    assert HygieneDismissal.objects.get().by == owner.email
+    assert Memory.objects.filter(superseded_by__isnull=False).count() == 0
+
+
+def test_near_repeats_supersede_into_one(web, mind):
+    text = "Drinks coffee from a blue mug every morning"
+    one = agent_store(mind, key="mug", content=text)
+    two = agent_store(mind, key="mug2", content=text + " at work")
+    (group,) = web.get(f"/dashboard/minds/{mind.pk}/hygiene/").context["duplicates"]
+    assert {m.pk for m in group.memories} == {one.pk, two.pk}
+    web.post(
+        f"/dashboard/minds/{mind.pk}/hygiene/keep/",
+        {"keep": two.pk, f"version-{one.pk}": version_of(one), f"version-{two.pk}": "x"},
+    )
+    assert Memory.objects.get(pk=one.pk).superseded_by_id == two.pk
+    assert Memory.objects.get(pk=two.pk).superseded_by_id is None
+
+
+def test_hygiene_actions_of_another_mind_are_404(other_web, mind):
+    a, b = _contradiction(mind)
+    for action, body in (
+        ("keep", {"keep": b.pk, f"version-{a.pk}": version_of(a)}),
+        ("keep-all", {"kind": "contradiction", "memory": [a.pk, b.pk]}),
+    ):
+        response = other_web.post(f"/dashboard/minds/{mind.pk}/hygiene/{action}/", body)
+        assert response.status_code == 404
+    assert not HygieneDismissal.objects.exists()
+    assert Memory.objects.filter(superseded_by__isnull=False).count() == 0

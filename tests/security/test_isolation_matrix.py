@@ -70,6 +70,8 @@ REST_CASES: dict[str, list[Case]] = {
         Case("DELETE", "/memory/{memory}/proposals/prop_none", agent_status=(403, 404))
     ],
     "memory-proposals": [Case("GET", "/memory/proposals", kind="scoped")],
+    "memory-duplicates": [Case("GET", "/memory/duplicates", kind="scoped")],
+    "memory-contradictions": [Case("GET", "/memory/contradictions?within=2w", kind="scoped")],
     "memory-by-tag": [Case("GET", "/memory/by-tag?tag=shared", kind="scoped")],
     "memory-expiring": [Case("GET", "/memory/expiring?within=2w", kind="scoped")],
     "memory-unverified": [Case("GET", "/memory/unverified", kind="scoped")],
@@ -135,6 +137,8 @@ DASHBOARD_MIND_ROUTES = {
     "dashboard:activity": "activity/",
     "dashboard:hygiene": "hygiene/",
     "dashboard:hygiene-compact": "hygiene/compact/",
+    "dashboard:hygiene-keep": "hygiene/keep/",
+    "dashboard:hygiene-keep-all": "hygiene/keep-all/",
     "dashboard:hygiene-uncompact": "memories/{memory}/uncompact/",
     "dashboard:hygiene-supersede": "memories/{memory}/supersede/",
     "dashboard:hygiene-reject": "memories/{memory}/proposals/prop_none/reject/",
