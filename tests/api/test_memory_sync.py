@@ -92,8 +92,8 @@ def test_sync_keeps_the_source_and_verification_rules(agent, human, mind, owner)
     body = sync(
         agent,
         [
-            {"category": "fact", "key": "forged", "content": "x", "source": "user"},
-            {"category": "fact", "key": "tooled", "content": "x", "source": "tool"},
+            {"category": "fact", "key": "forged", "content": "forged x", "source": "user"},
+            {"category": "fact", "key": "tooled", "content": "tooled y", "source": "tool"},
             {"category": "fact", "key": "verified", "content": "agent rewrote it"},
         ],
     ).json()

@@ -45,7 +45,8 @@ CORE_THIRD_PARTY = {
 # Calls out of the process: only the embeddings API's client, with the standard library's
 # urllib. It asks a server for vectors; answering HTTP stays the faces' job.
 OUTBOUND = ("urllib.request", "urllib.error", "http.client", "socket", "requests", "httpx")
-CALLS_OUT = {"memories.embeddings.remote"}
+# The embeddings API's client, and the optional chat API that confirms contradictions.
+CALLS_OUT = {"memories.embeddings.remote", "memories.hygiene.contradictions"}
 FACES = {
     "api": "the API",
     "dashboard": "the dashboard",
