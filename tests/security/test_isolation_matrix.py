@@ -78,8 +78,6 @@ REST_CASES: dict[str, list[Case]] = {
     "memory-stats": [Case("GET", "/memory/stats", kind="scoped")],
     "memory-tags": [Case("GET", "/memory/tags", kind="scoped")],
     "memory-health": [Case("GET", "/memory/health", kind="scoped")],
-    "memory-duplicates": [Case("GET", "/memory/duplicates", kind="scoped")],
-    "memory-contradictions": [Case("GET", "/memory/contradictions?within=2w", kind="scoped")],
     "memory-audit": [
         Case("GET", "/memory/audit", kind="scoped"),
         Case("GET", "/memory/audit?memory={memory}", kind="scoped"),
