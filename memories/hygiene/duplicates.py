@@ -18,6 +18,7 @@ from django.utils import timezone
 
 from memories.filters import NO_FILTERS
 from memories.hygiene import pairs
+from memories.hygiene.contradictions import judge
 from memories.hygiene.lexical import Text, similarity
 from memories.models import HygieneDismissal, Memory
 from memories.search.query import STOP_WORDS, ParsedQuery, SearchQueryError, Term, parse_query
@@ -142,7 +143,12 @@ def duplicate_groups(*, mind: Mind, now: datetime | None = None) -> list[Duplica
         if score >= LEXICAL_THRESHOLD:
             found[candidate] = score
     kept = pairs.dismissed(mind, KIND)
-    links = {p: s for p, s in found.items() if p not in kept}
+    # Close texts that state different values ("in Berlin" / "in Munich") contradict, not repeat.
+    links = {
+        p: s
+        for p, s in found.items()
+        if p not in kept and judge(by_id[p[0]], by_id[p[1]]) is None
+    }
     return _groups(links, by_id)
 
 

@@ -109,3 +109,12 @@ def test_groups_join_chains_and_leave_other_minds_out(mind, stranger_mind, off):
     remember(mind, "fact_water", "Drinks sparkling water all day, no soft drinks.")
     (group,) = duplicate_groups(mind=mind)
     assert {m.pk for m in group.memories} == {m.pk for m in made}
+
+
+def test_texts_that_state_different_values_are_no_group(mind, off):
+    remember(mind, "standup", "Standup is at 9:30 every weekday morning")
+    remember(mind, "standup_now", "Standup is at 10:00 every weekday morning")
+    remember(mind, "browser", BROWSER)
+    remember(mind, "browser_again", BROWSER_AGAIN)
+    (group,) = duplicate_groups(mind=mind)
+    assert {m.key for m in group.memories} == {"browser", "browser_again"}
