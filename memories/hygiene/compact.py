@@ -27,6 +27,7 @@ from memories import services
 from memories.actors import Actor
 from memories.embeddings import EmbeddingsError, get_embedder
 from memories.fields import CATEGORIES
+from memories.hygiene.contradictions import judge
 from memories.models import (
     MAX_CONTENT_LENGTH,
     MAX_KEY_LENGTH,
@@ -238,6 +239,11 @@ def _links(mind: Mind, memories: list[Memory]) -> npt.NDArray[np.bool_]:
     )
     linked &= same
     np.fill_diagonal(linked, False)
+    # Two memories that state different values about one thing are a contradiction for a
+    # person to settle (the Hygiene page), never one summary holding both.
+    for i, j in zip(*np.nonzero(np.triu(linked)), strict=True):
+        if judge(memories[i], memories[j]) is not None:
+            linked[i, j] = linked[j, i] = False
     return linked
 
 

@@ -145,9 +145,7 @@ def duplicate_groups(*, mind: Mind, now: datetime | None = None) -> list[Duplica
     kept = pairs.dismissed(mind, KIND)
     # Close texts that state different values ("in Berlin" / "in Munich") contradict, not repeat.
     links = {
-        p: s
-        for p, s in found.items()
-        if p not in kept and judge(by_id[p[0]], by_id[p[1]]) is None
+        p: s for p, s in found.items() if p not in kept and judge(by_id[p[0]], by_id[p[1]]) is None
     }
     return _groups(links, by_id)
 

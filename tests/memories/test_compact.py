@@ -409,3 +409,24 @@ def test_a_later_summary_of_the_same_subject_gets_a_key_of_its_own(mind, off):
 
     assert first.summary.key == "preference_summary_editor"
     assert second.summary.key == "preference_summary_editor_2"
+
+
+def test_memories_that_contradict_are_never_one_summary(mind, settings):
+    settings.SYNAPSE_EMBEDDINGS = "off"
+    then = timezone.now() - timedelta(days=60)
+    for key, text in (
+        ("standup", "Standup is at 9:30 every weekday morning"),
+        ("standup_now", "Standup is at 10:00 every weekday morning"),
+    ):
+        remember(mind, key, text, tags=["standup"], now=then)
+    assert (
+        compact_plan(
+            mind=mind,
+            older_than=timedelta(days=30),
+            category=None,
+            max_clusters=10,
+            min_cluster_size=2,
+            now=timezone.now(),
+        )
+        == []
+    )
