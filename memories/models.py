@@ -388,3 +388,23 @@ class HygieneDismissal(models.Model):
 
     def __str__(self) -> str:
         return f"{self.kind}: {self.first_id} / {self.second_id} kept"
+
+
+class HygieneCounts(models.Model):
+    """What the hygiene checks last found in a mind (memories/hygiene/health.py): computed by
+    the background worker, read by /memory/health and the overview, which so never pay for
+    reading every memory. `through_event` is the mind's latest audit row the check saw."""
+
+    mind = models.OneToOneField(
+        "minds.Mind", on_delete=models.CASCADE, primary_key=True, related_name="+"
+    )
+    contradictions = models.PositiveIntegerField(default=0)
+    duplicates = models.PositiveIntegerField(default=0)
+    # Up to ATTENTION_IDS memory ids of each, for the attention items.
+    contradiction_ids = models.JSONField(default=list, blank=True)
+    duplicate_ids = models.JSONField(default=list, blank=True)
+    through_event = models.BigIntegerField(default=0)
+    checked_at = models.DateTimeField(default=timezone.now)
+
+    def __str__(self) -> str:
+        return f"{self.mind_id}: {self.contradictions} contradictions, {self.duplicates} groups"

@@ -21,6 +21,7 @@ from huey import crontab
 from huey.contrib.djhuey import HUEY, db_periodic_task, db_task, on_startup
 
 from memories.embeddings import get_embedder, outbox
+from memories.hygiene.health import hygiene_check_due
 
 logger = logging.getLogger(__name__)
 
@@ -38,6 +39,13 @@ def embed_pending() -> int:
 def embed_pending_periodically() -> int:
     """The safety net: jobs whose wake-up was lost (a queue down, a process killed)."""
     return outbox.embed_pending()
+
+
+@db_periodic_task(crontab(minute="*"))
+def hygiene_check_periodically() -> int:
+    """The hygiene checks' counts of the minds written since their last check (the reads of
+    /memory/health and the overview never run the checks themselves)."""
+    return hygiene_check_due()
 
 
 @on_startup()

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
@@ -93,10 +95,19 @@ def mind_overview(request: HttpRequest, mind_id: str) -> HttpResponse:
             "expiring": expiring.memories,
             "expiring_days": EXPIRING_SOON.days,
             "review_count": stats.counts["unverified"],
-            "hygiene": {kind: n for kind, (n, _) in hygiene_counts(mind=mind).items()},
+            "hygiene": _hygiene_shown(mind),
             "base_url": base_url(request),
         },
     )
+
+
+def _hygiene_shown(mind: Mind) -> dict[str, Any]:
+    """The hygiene counts as the overview shows them: each a number (None before the worker
+    first checks the mind), and when the checks ran."""
+    found = hygiene_counts(mind=mind)
+    checked_at = found.pop("checked_at")
+    shown: dict[str, Any] = {kind: None if v is None else v[0] for kind, v in found.items()}
+    return {**shown, "checked_at": checked_at}
 
 
 def _confirm_key_change(request: HttpRequest, mind: Mind, action: str) -> HttpResponse:

@@ -8,6 +8,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
+from memories.hygiene.health import hygiene_check_due
 from tests.api.memory_helpers import assert_isolated
 from tests.factories import PERSON, remember
 
@@ -47,9 +48,9 @@ def test_health_query_count_is_fixed(agent, mind):
         remember(mind, f"k{i}", priority="high", expires_at=now + timedelta(days=1))
     with CaptureQueriesContext(connection) as ctx:
         agent.get("/memory/health")
-    # Mind key, aggregate, up to 4 attention lists; the hygiene checks: the live memories and
-    # the vectors' version for each check, their kept pairs, the proposals.
-    assert len(ctx.captured_queries) <= 12
+    # Mind key, aggregate, up to 4 attention lists; the stored hygiene counts, the proposals
+    # (count and ids): the checks themselves run on the worker.
+    assert len(ctx.captured_queries) <= 9
 
 
 def test_health_isolation(mind, stranger_agent, other_human):
@@ -68,8 +69,23 @@ def test_health_counts_what_hygiene_finds(agent, human, mind):
     remember(mind, "mug2", content="Drinks coffee from a blue mug every morning at work")
     human.post(f"/memory/{old.pk}/verify")
     agent.post(f"/memory/{old.pk}/supersede", {"by": new.pk}, format="json")  # proposed
+    before = agent.get("/memory/health").json()
+    assert before["contradictions"] is None and before["duplicates"] is None  # not checked yet
+    assert before["proposals"] == 1 and before["hygiene_checked_at"] is None
+    assert hygiene_check_due() == 1 and hygiene_check_due() == 0  # until a write
     body = agent.get("/memory/health").json()
+    assert body["hygiene_checked_at"] is not None
     assert body["proposals"] == 1 and body["contradictions"] == 1 and body["duplicates"] == 1
     kinds = {item["kind"]: item for item in body["attention"]}
     assert kinds["proposals"]["ids"] == [old.pk]
     assert set(kinds["contradictions"]["ids"]) <= {old.pk, new.pk}
+
+
+def test_a_write_makes_the_mind_due_again(agent, mind, stranger_mind):
+    remember(mind, "a", content="First")
+    remember(stranger_mind.mind, "b", content="Theirs")
+    assert hygiene_check_due() == 2
+    remember(mind, "c", content="Second")
+    assert hygiene_check_due() == 1
+    later = timezone.now() + timedelta(hours=2)  # a mind nobody writes is checked hourly
+    assert hygiene_check_due(now=later) == 2

@@ -45,7 +45,8 @@ READS = {
     "tags": ("/memory/tags", 4),
     # With the memories embedded and queued for embedding: one count each.
     "stats": ("/memory/stats", 5),
-    "health": ("/memory/health", 5),
+    # With the stored hygiene counts and the proposals waiting (their count and ids).
+    "health": ("/memory/health", 8),
     "audit": ("/memory/audit", 3),
     # PostgreSQL: one more, the mind's lock that orders `until` after the writes it covers.
     # The page's end (one query; one more when the window overflows the page), then created,

@@ -9,6 +9,7 @@ import pytest
 from django.utils import timezone
 
 from memories.actors import Actor
+from memories.hygiene.health import hygiene_check
 from memories.models import HygieneDismissal, Memory, MemoryEvent, SupersedeProposal
 from memories.services import memory_supersede, memory_verify
 from memories.versions import memory_version as version_of
@@ -229,3 +230,16 @@ def test_hygiene_actions_of_another_mind_are_404(other_web, mind):
         assert response.status_code == 404
     assert not HygieneDismissal.objects.exists()
     assert Memory.objects.filter(superseded_by__isnull=False).count() == 0
+
+
+def test_overview_counts_what_the_last_check_found(web, owner, mind):
+    _contradiction(mind)
+    _proposal(mind, owner)
+    page = web.get(f"/dashboard/minds/{mind.pk}/")
+    assert page.context["hygiene"]["contradictions"] is None  # the worker has not looked yet
+    hygiene_check(mind=mind)
+    page = web.get(f"/dashboard/minds/{mind.pk}/")
+    shown = page.context["hygiene"]
+    assert shown["contradictions"] == 1 and shown["proposals"] == 1
+    html = page.content.decode()
+    assert f"/dashboard/minds/{mind.pk}/hygiene/#contradictions-heading" in html

@@ -148,7 +148,9 @@ def test_api_purge_of_another_minds_memory_is_404(stranger_agent, other_human, m
 def test_api_purge_drops_stored_answers_holding_it(human, mind):
     body = {"category": "fact", "key": "k", "content": UNIQUE}
     stored = human.post("/memory", body, format="json", HTTP_IDEMPOTENCY_KEY="one").json()
-    human.post("/memory", {**body, "key": "k2"}, format="json", HTTP_IDEMPOTENCY_KEY="two")
+    # Another text: a near-repeat's answer would name the purged memory, and go with it.
+    other = {**body, "key": "k2", "content": "Something else entirely"}
+    human.post("/memory", other, format="json", HTTP_IDEMPOTENCY_KEY="two")
     assert IdempotencyRecord.objects.count() == 2
     human.delete(f"/memory/{stored['id']}?purge=true")
     (left,) = IdempotencyRecord.objects.all()
