@@ -41,13 +41,6 @@ def embed_pending_periodically() -> int:
     return outbox.embed_pending()
 
 
-@db_periodic_task(crontab(minute="*"))
-def hygiene_check_periodically() -> int:
-    """The hygiene checks' counts of the minds written since their last check (the reads of
-    /memory/health and the overview never run the checks themselves)."""
-    return hygiene_check_due()
-
-
 @on_startup()
 def queue_missing_at_start() -> None:
     """Queue memories with no vector of the current model (new install, model changed), and
@@ -159,3 +152,37 @@ def _beat_logged() -> None:
         beat()
     except Exception:  # the queue's storage is down: readiness will say so; keep trying
         logger.exception("Could not record the worker's heartbeat")
+
+
+# The hygiene checks' counts (memories/hygiene/health.py), from a thread of the worker
+# process rather than a task: a check reads a whole mind, and the embedding tasks must never
+# wait behind it on the consumer's one worker thread.
+HYGIENE_INTERVAL = 60
+_hygiene_pid: int | None = None
+
+
+@on_startup()
+def start_hygiene_checks() -> None:
+    """In the worker process: check the minds that are due every HYGIENE_INTERVAL seconds."""
+    global _hygiene_pid
+    if _hygiene_pid == os.getpid():
+        return
+    _hygiene_pid = os.getpid()
+    threading.Thread(target=_check_forever, name="hygiene-checks", daemon=True).start()
+
+
+def _check_forever() -> None:
+    while True:
+        time.sleep(HYGIENE_INTERVAL)
+        check_hygiene_logged()
+
+
+def check_hygiene_logged() -> int:
+    """hygiene_check_due, its failures logged (the next round tries again); minds checked."""
+    try:
+        return hygiene_check_due()
+    except Exception:
+        logger.exception("Could not run the hygiene checks")
+        return 0
+    finally:
+        close_old_connections()

@@ -96,11 +96,7 @@ def _with_originals(plan: list[Any]) -> list[tuple[Any, list[Memory]]]:
 def compact(request: HttpRequest, mind_id: str) -> HttpResponse:
     """Apply the compaction plan the person was shown (its memories' versions sent back)."""
     mind = own_mind(request, mind_id)
-    seen = {
-        name.removeprefix("version-"): str(request.POST[name])
-        for name in request.POST
-        if name.startswith("version-")
-    }
+    seen = _versions_shown(request)
     try:
         done = compact_apply(
             mind=mind,
@@ -172,11 +168,8 @@ def supersede_into(request: HttpRequest, mind_id: str) -> HttpResponse:
     supersede the others by it, each as the version the page showed (`version-<id>`)."""
     mind = own_mind(request, mind_id)
     keep = request.POST.get("keep", "")
-    replaced = {
-        name.removeprefix("version-"): str(request.POST[name])
-        for name in request.POST
-        if name.startswith("version-") and name != f"version-{keep}"
-    }
+    replaced = _versions_shown(request)
+    replaced.pop(keep, None)
     if not replaced:
         messages.error(request, "Pick the memory to keep and at least one to replace.")
         return redirect(_next(request, mind.pk))
@@ -239,6 +232,15 @@ def reject_proposal(
     else:
         messages.success(request, f"Rejected: “{memory.key}” stays current.")
     return redirect(_next(request, mind.pk))
+
+
+def _versions_shown(request: HttpRequest) -> dict[str, str]:
+    """{memory id: version} of the memories the page showed (its `version-<id>` fields)."""
+    return {
+        name.removeprefix("version-"): str(request.POST[name])
+        for name in request.POST
+        if name.startswith("version-")
+    }
 
 
 def _next(request: HttpRequest, mind_id: str) -> str:

@@ -3,13 +3,15 @@ plus what the hygiene checks find (contradictions within the default window, nea
 groups) and the proposals waiting for a person. The API's /memory/health and the
 dashboard's overview read it.
 
-The two checks read every live memory of a mind, so they run on the background worker
-(`hygiene_check_due`, every minute, for minds written since their last check or checked
-over RECHECK_AFTER ago) and their counts are stored (HygieneCounts); the reads never pay
-for them. The Hygiene page runs them itself, to act on what they find."""
+The two checks read every live memory of a mind, so they run in the background worker's
+process (`hygiene_check_due`, every minute from a thread of its own, for minds written since
+their last check or checked over RECHECK_AFTER ago) and their counts are stored
+(HygieneCounts); the reads never pay for them. The Hygiene page runs them itself, to act
+on what they find."""
 
 from __future__ import annotations
 
+import time
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -26,8 +28,10 @@ from minds.models import Mind
 # A mind nobody writes is checked again this often: the contradictions' window moves, and
 # vectors arriving after a write change which memories read as near-repeats.
 RECHECK_AFTER = timedelta(hours=1)
-# Minds checked by one run of the periodic task (the rest wait for the next minute).
+# Minds checked by one round, and how long a round may start checks for (the rest wait for
+# the next round, least recently checked first).
 MINDS_PER_RUN = 50
+ROUND_SECONDS = 20.0
 
 WHY = {
     "contradictions": f"pairs of memories that state different values about one thing, one "
@@ -77,10 +81,14 @@ def hygiene_check_due(*, now: datetime | None = None) -> int:
         )
         .order_by(F("checked_at").asc(nulls_first=True), "pk")[:MINDS_PER_RUN]
     )
-    minds = list(due)
-    for mind in minds:
+    started = time.monotonic()
+    done = 0
+    for mind in due:
+        if time.monotonic() - started > ROUND_SECONDS:
+            break
         hygiene_check(mind=mind, now=now)
-    return len(minds)
+        done += 1
+    return done
 
 
 def hygiene_counts(*, mind: Mind) -> dict[str, Any]:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cached_property, lru_cache
 
 from memories.search.query import STOP_WORDS
 
@@ -22,11 +22,14 @@ SHINGLE_WEIGHT = 0.5
 
 def fold(text: str) -> str:
     """Case-folded, diacritics off, "n't" spelled "not"."""
-    text = unicodedata.normalize("NFKD", text.casefold().replace("\u2019", "'"))
-    text = "".join(ch for ch in text if not unicodedata.combining(ch))
+    text = text.casefold().replace("\u2019", "'")
+    if not text.isascii():  # only such text has diacritics to take off (most has none)
+        text = unicodedata.normalize("NFKD", text)
+        text = "".join(ch for ch in text if not unicodedata.combining(ch))
     return text.replace("n't", " not")
 
 
+@lru_cache(maxsize=1 << 16)  # a mind's texts repeat the same few thousand words
 def stem(word: str) -> str:
     """A crude English stem: enough to meet "prefers" with "preferred"."""
     for suffix in _SUFFIXES:

@@ -89,3 +89,16 @@ def test_a_write_makes_the_mind_due_again(agent, mind, stranger_mind):
     assert hygiene_check_due() == 1
     later = timezone.now() + timedelta(hours=2)  # a mind nobody writes is checked hourly
     assert hygiene_check_due(now=later) == 2
+
+
+def test_the_worker_thread_round_checks_and_never_raises(mind, monkeypatch):
+    from memories import tasks
+
+    remember(mind, "a", content="First")
+    assert tasks.check_hygiene_logged() == 1
+
+    def broken(**_):
+        raise RuntimeError("database down")
+
+    monkeypatch.setattr(tasks, "hygiene_check_due", broken)
+    assert tasks.check_hygiene_logged() == 0  # logged; the next round tries again
