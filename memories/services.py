@@ -223,10 +223,11 @@ def _upsert(
         replacing = [(w, r) for w, r in zip(writes, results, strict=True) if w.supersedes]
         if replacing:
             _supersede_named(mind, actor=actor, now=now, replacing=replacing)
-        # After the supersedes: a memory this write replaced is no near-repeat of it.
-        near = duplicates.store_warnings(mind_id=mind.pk, written=batch.new_content(), now=now)
-        for result in results:
-            result.warnings.extend(near.get(result.memory.pk, []))
+    # After the supersedes (a memory this write replaced is no near-repeat of it), and out of
+    # the write lock: a read, which other writers of the mind need not wait for.
+    near = duplicates.store_warnings(mind_id=mind.pk, written=batch.new_content(), now=now)
+    for result in results:
+        result.warnings.extend(near.get(result.memory.pk, []))
     return results
 
 
