@@ -147,12 +147,14 @@ def find_secrets(text: str) -> list[Finding]:
         for match in pattern.finditer(text):
             group = next((g for g in range(pattern.groups, 0, -1) if match.group(g)), 0)
             found.append(Finding(match.start(group), match.end(group), kind))
-    for plugin in _PLUGINS:
-        for pattern in plugin.denylist:
-            for match in pattern.finditer(text):
-                found.extend(_plugin_finding(plugin, match))
+    if _holds_a_long_token(text):  # what the plugins' patterns find is never shorter
+        for plugin in _PLUGINS:
+            for pattern in plugin.denylist:
+                for match in pattern.finditer(text):
+                    found.extend(_plugin_finding(plugin, match))
     for line in text.splitlines():
-        if not _maybe_holds_one(line):
+        # The keyword plugin finds `word: value` and `word = value` forms only.
+        if not (_maybe_holds_one(line) and ("=" in line or ":" in line)):
             continue
         for finding in _KEYWORD.analyze_line(filename=_KEYWORD_FILENAME, line=line):
             value = next(iter((finding.secret_value or "").split()), "")
@@ -168,6 +170,14 @@ def find_secrets(text: str) -> list[Finding]:
 def _maybe_holds_one(text: str) -> bool:
     lowered = text.lower()
     if any(hint in lowered for hint in _HINTS) or ("://" in text and "@" in text):
+        return True
+    return any(len(word) >= MIN_TOKEN for word in text.split())
+
+
+def _holds_a_long_token(text: str) -> bool:
+    """Whether `text` has a word of MIN_TOKEN characters, a URL with credentials, or a
+    private key's header: the plugins' patterns find nothing in any other."""
+    if ("://" in text and "@" in text) or "PRIVATE KEY" in text.upper():
         return True
     return any(len(word) >= MIN_TOKEN for word in text.split())
 
