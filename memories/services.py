@@ -607,12 +607,17 @@ def memory_supersede(
     return Superseded(current, proposal)
 
 
-def supersede_many(*, batch: _Writes, memories: Sequence[Memory], by: str | None) -> None:
+def supersede_many(
+    *, memories: Sequence[Memory], by: str | None, actor: Actor, now: datetime
+) -> None:
     """Supersede each of `memories` (stored, of one mind) by `by`, or make them current
-    again (None), into `batch`: for a write that replaces several at once (compaction)
-    under the mind's write lock. The actor's proposals rule applies to each."""
+    again (None), each audited: for a write that replaces several at once (compaction, a
+    successor about to go), run by its caller under the mind's write lock. The actor's
+    proposals rule applies to each."""
+    batch = _Writes(actor=actor, now=now)
     for memory in memories:
         _supersede(batch, memory, by)
+    batch.persist()
 
 
 def memory_supersede_into(
@@ -690,33 +695,28 @@ def _check_successor(memory: Memory, by: str, field: str) -> None:
         raise Invalid.one(field, "A memory cannot supersede itself.")
     successor: str | None = by
     for _ in range(MAX_CHAIN):
-        found = (
+        # A row (its successor, or None) for a memory of the mind; None for no such memory.
+        row = (
             Memory.objects.filter(mind_id=memory.mind_id, pk=successor)
-            .values_list("superseded_by_id", flat=True)
+            .values_list("superseded_by_id")
             .first()
         )
-        if successor == by and found is None and not _exists(memory.mind_id, by):
+        if row is None:
             raise Invalid.one(field, NOT_FOUND)
-        if found == memory.pk:
+        if row[0] == memory.pk:
             raise Invalid.one(
                 field, f"{by} is itself superseded by this memory (directly or in a chain)."
             )
-        if found is None:
+        if row[0] is None:
             return
-        successor = found
-
-
-def _exists(mind_id: str, memory_id: str) -> bool:
-    return Memory.objects.filter(mind_id=mind_id, pk=memory_id).exists()
+        successor = row[0]
 
 
 def _unsupersede_by(memory: Memory, *, actor: Actor, now: datetime) -> None:
     """Make the memories `memory` superseded current again, audited: it is about to go."""
     replaced = list(Memory.objects.filter(mind_id=memory.mind_id, superseded_by=memory))
     if replaced:
-        batch = _Writes(actor=actor, now=now)
-        supersede_many(batch=batch, memories=replaced, by=None)
-        batch.persist()
+        supersede_many(memories=replaced, by=None, actor=actor, now=now)
 
 
 # How long a person may undo a verify or a delete of theirs (memory_undo).

@@ -577,7 +577,9 @@ def compact_apply(
         for cluster, outcome in zip(clusters, stored, strict=True):
             if isinstance(outcome, services.ItemRefused):
                 raise outcome.error  # the whole compaction rolls back
-            _supersede_all(cluster.members, by=outcome.memory.pk, actor=system, now=now)
+            services.supersede_many(
+                memories=cluster.members, by=outcome.memory.pk, actor=system, now=now
+            )
             results.append(Compacted(outcome.memory, [m.pk for m in cluster.members]))
     return Compaction(dry_run=False, results=results)
 
@@ -613,21 +615,11 @@ def compact_undo(
                 "This memory is not a compaction's summary that supersedes memories: there is "
                 "nothing to undo."
             )
-        _supersede_all(originals, by=None, actor=system, now=now)
+        services.supersede_many(memories=originals, by=None, actor=system, now=now)
         deleted = summary.source == Source.SYSTEM and not summary.verified
         if deleted:
             services.memory_delete(memory=summary, actor=system, now=now)
     return CompactionUndone(summary_id, [m.pk for m in originals], deleted)
-
-
-def _supersede_all(
-    memories: Sequence[Memory], *, by: str | None, actor: Actor, now: datetime
-) -> None:
-    """Supersede each memory by `by` (None: current again), each audited, in the caller's
-    transaction under the mind's write lock."""
-    batch = services._Writes(actor=actor, now=now)
-    services.supersede_many(batch=batch, memories=memories, by=by)
-    batch.persist()
 
 
 def compaction_summaries(*, mind: Mind, limit: int = 50) -> list[tuple[Memory, int]]:
