@@ -359,6 +359,7 @@ def memory_delete(
             memory=current, actor=actor, action=Action.DELETE, changes=changes, now=now
         )
         rows.insert(MemoryEvent, [event])
+        _changed([(current, event)])
         _unsupersede_by(current, actor=actor, now=now)
         outbox.forget([current.pk])  # first: the worker's order (outbox.py)
         current.delete()  # its tag rows and vector go with it
@@ -369,6 +370,24 @@ def memory_delete(
             history=event["size"],
         )
         audit.history_fold(current.mind_id, held=held)
+
+
+# Who hears of every audited change in its own transaction (the webhooks' outbox): each hook
+# is called with (the memory as it is now, None when purged; its audit row) pairs.
+ChangeHook = Callable[[Sequence[tuple[Memory | None, dict[str, Any]]]], None]
+_change_hooks: list[ChangeHook] = []
+
+
+def on_change(hook: ChangeHook) -> ChangeHook:
+    """Register `hook` to hear of each write's changes in its transaction (an app's ready())."""
+    if hook not in _change_hooks:
+        _change_hooks.append(hook)
+    return hook
+
+
+def _changed(changes: Sequence[tuple[Memory | None, dict[str, Any]]]) -> None:
+    for hook in _change_hooks:
+        hook(changes)
 
 
 # What the faces keep of a memory beyond the core's tables (an API's stored answers): each
@@ -413,6 +432,7 @@ def memory_purge(
         event["key"] = memory_id  # a derived key repeats the content's first words
         event["size"] = 0  # it holds no values, like a folded event
         rows.insert(MemoryEvent, [event])
+        _changed([(None, event)])
         _unsupersede_by(current, actor=actor, now=now)
         outbox.forget([memory_id])  # first: the worker's order (outbox.py)
         current.delete()  # its tag rows and vector go with it
@@ -1024,6 +1044,7 @@ class _Writes:
         # A stored memory that changed, by id, with the columns to write.
         self.stored: dict[str, tuple[Memory, set[str]]] = {}
         self.events: list[dict[str, Any]] = []
+        self.events_of: list[Memory] = []  # the memory of each event
         # What the writes add to each mind's usage: [memories, content bytes, history bytes].
         self.usage: dict[str, list[int]] = {}
 
@@ -1067,6 +1088,7 @@ class _Writes:
             memory=memory, actor=self.actor, action=action, changes=changes, now=self.now
         )
         self.events.append(event)
+        self.events_of.append(memory)
         self._use(memory.mind_id, 0, 0, event["size"])
 
     def persist(self) -> None:
@@ -1098,6 +1120,7 @@ class _Writes:
             ],
         )
         rows.insert(MemoryEvent, self.events)
+        _changed(list(zip(self.events_of, self.events, strict=True)))
         for mind_id, history_bytes in held.items():
             audit.history_fold(mind_id, held=history_bytes)
         outbox.written(

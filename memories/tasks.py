@@ -20,6 +20,7 @@ from django.db import close_old_connections
 from huey import crontab
 from huey.contrib.djhuey import HUEY, db_periodic_task, db_task, on_startup
 
+from core.wake import Waker
 from memories.embeddings import get_embedder, outbox
 from memories.hygiene.health import hygiene_check_due
 
@@ -64,49 +65,17 @@ def queue_missing_at_start() -> None:
 
 # Set by a write's commit, served by one thread per process: the enqueue (a write to the queue)
 # never runs in the request, and a burst of writes is one enqueue per WAKE_INTERVAL.
-_wanted = threading.Event()
-_waker_pid: int | None = None
-_waker_lock = threading.Lock()
+_waker = Waker(
+    lambda: embed_pending(),
+    name="embedding-waker",
+    interval=WAKE_INTERVAL,
+    immediate=lambda: bool(HUEY.immediate),  # tests: the task runs here and now
+)
 
 
 def wake() -> None:
-    """Ask for `embed_pending` to run soon. Returns at once: the process's waker thread
-    enqueues it, at most once per WAKE_INTERVAL, and once more after a wake inside one."""
-    if HUEY.immediate:  # tests: the task runs here and now
-        _send()
-        return
-    _ensure_waker()
-    _wanted.set()
-
-
-def _ensure_waker() -> None:
-    global _waker_pid
-    if _waker_pid == os.getpid():
-        return
-    with _waker_lock:
-        # Threads do not survive a fork: a gunicorn worker starts its own.
-        if _waker_pid != os.getpid():
-            threading.Thread(target=_run_waker, name="embedding-waker", daemon=True).start()
-            _waker_pid = os.getpid()
-
-
-def _run_waker() -> None:
-    while True:
-        _serve_wake()
-
-
-def _serve_wake() -> None:
-    _wanted.wait()
-    _wanted.clear()
-    _send()
-    time.sleep(WAKE_INTERVAL)
-
-
-def _send() -> None:
-    try:
-        embed_pending()
-    except Exception:  # the jobs are committed: the periodic task or a restart takes them
-        logger.exception("Could not enqueue the embedding task")
+    """Ask for `embed_pending` to run soon. Returns at once (core/wake.py)."""
+    _waker.wake()
 
 
 # The worker's heartbeat, so GET /health/ready and /metrics can tell a running worker from none.

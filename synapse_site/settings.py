@@ -85,6 +85,9 @@ if _env_secret:
     SECRET_KEY = _env_secret
 else:
     SECRET_KEY = load_or_create_secret_key(SECRET_KEY_FILE)
+# Earlier keys, comma-separated, while what they signed or sealed is still in use: sessions,
+# and the webhook secrets sealed at rest (core/sealed.py).
+SECRET_KEY_FALLBACKS = env_list("SECRET_KEY_FALLBACKS", "")
 
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", "localhost,127.0.0.1")
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", "")
@@ -106,6 +109,7 @@ INSTALLED_APPS = [
     "minds",
     "memories",
     "api",
+    "webhooks",
     "dashboard",
     "huey.contrib.djhuey",
 ]
@@ -461,6 +465,13 @@ HUEY = {
     # worker looks at a SQLite queue at least every half second (Redis wakes it at once).
     "consumer": {"workers": 1, "worker_type": "thread", "max_delay": 0.5},
 }
+
+# --- Webhooks ------------------------------------------------------------------------------
+
+# Destinations on loopback, private, link-local or other non-public addresses are refused, at
+# registration and again at each delivery, unless this is on (a receiver on this host or the
+# local network). Plain http is accepted only for such destinations, and only then.
+SYNAPSE_WEBHOOKS_ALLOW_PRIVATE = env_bool("SYNAPSE_WEBHOOKS_ALLOW_PRIVATE", False)
 
 # --- Static files, i18n, security -----------------------------------------------------------
 
