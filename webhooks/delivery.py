@@ -20,7 +20,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timedelta
 
-from django.db import close_old_connections, transaction
+from django.db import close_old_connections, connections, transaction
 from django.db.models import Q
 from django.utils import timezone
 
@@ -250,14 +250,23 @@ class Dispatcher:
         self._serving: set[str] = set()
         self._lock = threading.Lock()
         self._pruned = 0.0
+        self._stopped = threading.Event()
 
     def wake(self) -> None:
         self._woken.set()
 
+    def stop(self) -> None:
+        """End run_forever after its round, and wait for the sends under way."""
+        self._stopped.set()
+        self._woken.set()
+        self._pool.shutdown(wait=True)
+
     def run_forever(self) -> None:
-        while True:
+        while not self._stopped.is_set():
             self._woken.wait(timeout=LOOK_EVERY)
             self._woken.clear()
+            if self._stopped.is_set():
+                break
             try:
                 self.dispatch()
                 if time.monotonic() - self._pruned > PRUNE_EVERY:
@@ -267,6 +276,7 @@ class Dispatcher:
                 logger.exception("Could not look for webhook deliveries")
             finally:
                 close_old_connections()
+        connections.close_all()  # this thread's own
 
     def dispatch(self) -> int:
         """Claim the due webhooks this process has room for; returns how many it took."""

@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import threading
 
-import pytest
 from huey.contrib.djhuey import HUEY
 
 from memories import tasks
