@@ -40,7 +40,10 @@ started the way `make run` starts it (gunicorn.conf.py, WEB_CONCURRENCY=2 worker
 11. the dashboard, as its owner signed in through the login form (bench_dashboard): the
    measured mind's memory table, a search (by words and meaning) and its review queue,
    p50/p95 in the same rounds as /health; then "verify all matching" on a mind of 5,000
-   unverified memories, one POST, checked afterwards (all verified, one audit row each).
+   unverified memories, one POST, checked afterwards (all verified, one audit row each);
+12. webhooks (bench/bench_webhooks.py): deliveries per second to a local receiver with one
+   worker, change to delivery at idle, and the writes of steps 6 and 7 again with three
+   webhooks on the mind (one never answers), beside the same writes without.
 
 Everything runs with SYNAPSE_EMBEDDINGS=local, as in production: writes queue their
 memories for embedding. Takes 4 to 6 minutes on 2 cores, depending on load. Loopback only,
@@ -67,7 +70,7 @@ from urllib.parse import urlencode
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench import bench_dashboard, bench_search, bench_sync, common
+from bench import bench_dashboard, bench_search, bench_sync, bench_webhooks, common
 
 PORT = 8790
 WORKERS = 2  # gunicorn.conf.py's default, as `make run` starts it
@@ -515,6 +518,9 @@ def main(argv: list[str] | None = None) -> int:
             dashboard = dashboard_pages(server, owner.email, password, mind.pk, rounds=rounds)
             verify_all = bench_dashboard.verify_all(dashboard.pop("browser"), to_verify)
             say(f"dashboard measured; verify all matching {verify_all:.2f} s")
+
+            # 12. Webhooks: deliveries, change to delivery, and the writes with webhooks.
+            webhooks = bench_webhooks.measure(server, db, quick=quick, say=say)
         raw.close()
 
     rows = table_rows(
@@ -539,6 +545,7 @@ def main(argv: list[str] | None = None) -> int:
         idle=idle,
         dashboard=dashboard,
         verify_all=verify_all,
+        webhooks=webhooks,
         total_seeded=total_seeded,
         mind_size=mind_size,
     )
@@ -696,6 +703,7 @@ def table_rows(**f) -> list[Row]:
             f"{f['verify_all']:.2f} s",
         )
     )
+    rows += bench_webhooks.rows(f["webhooks"], Row)
     bare, loaded = f["without_model"], f["with_model"]
     rows += [
         Row(

@@ -46,6 +46,9 @@ RETRY_DELAYS = (
 MAX_ATTEMPTS = len(RETRY_DELAYS) + 1
 # A serving thread renews its lease before each send; a dead one's lapses after this.
 LEASE = timedelta(seconds=destinations.SEND_TIMEOUT + 5)
+# Seconds after which a serving thread renews its lease before the next send: a send that
+# takes the whole timeout still ends within the lease.
+RENEW_AFTER = LEASE.total_seconds() - destinations.SEND_TIMEOUT - 1
 # Deliveries read at a time while serving a webhook.
 BATCH = 20
 # Webhooks served at once by one worker process.
@@ -89,57 +92,75 @@ def attempt(webhook: Webhook, delivery: WebhookDelivery) -> bool:
     """Send the delivery once and record the attempt: delivered, due again later, or failed
     (a ping is not retried). True when the receiver took it."""
     answer = send(webhook, delivery.event)
+    record_answers(webhook, [(delivery, answer)])
+    return answer.delivered
+
+
+def record_answers(
+    webhook: Webhook, answers: list[tuple[WebhookDelivery, destinations.Answer]]
+) -> None:
+    """Record attempts of the webhook's deliveries, in one transaction however many: each
+    delivered, due again later, or failed. A failure (only the last can be one: serving
+    stops at it) holds the webhook's queue until its retry; the last allowed failure and a
+    410 disable the webhook."""
     now = timezone.now()
-    with transaction.atomic():
-        WebhookAttempt.objects.create(
-            delivery=delivery,
-            at=now,
-            response_status=answer.status,
-            duration_ms=answer.duration_ms,
-            response_body=answer.body,
-            error=answer.error,
-        )
+    pause: datetime | None = None
+    held = False
+    disable = ""
+    for delivery, answer in answers:
         delivery.attempts += 1
         delivery.response_status = answer.status
         delivery.duration_ms = answer.duration_ms
         delivery.error = answer.error
-        pause: datetime | None = None
-        disable = ""
+        delivery.next_attempt_at = None
+        ping = delivery.event.type == "ping"
         if answer.delivered:
-            delivery.status, delivery.next_attempt_at = Status.DELIVERED, None
+            delivery.status = Status.DELIVERED
         elif answer.status == 410:
-            delivery.status, delivery.next_attempt_at = Status.FAILED, None
+            delivery.status = Status.FAILED
             disable = "The receiver answered 410 Gone."
-        elif delivery.event.type == "ping":
-            delivery.status, delivery.next_attempt_at = Status.FAILED, None
+        elif ping:
+            delivery.status = Status.FAILED
         elif delivery.attempts >= MAX_ATTEMPTS:
-            delivery.status, delivery.next_attempt_at = Status.FAILED, None
+            delivery.status = Status.FAILED
             disable = (
                 f"{delivery.attempts} attempts over {_span()} failed; the last: {_outcome(answer)}"
             )
         else:
-            pause = now + RETRY_DELAYS[delivery.attempts - 1]
-            delivery.next_attempt_at = pause
-        if delivery.status != Status.PENDING:
-            delivery.finished_at = now
-        # Unless it was redelivered or its webhook deleted meanwhile.
-        WebhookDelivery.objects.filter(pk=delivery.pk, status=Status.PENDING).update(
-            status=delivery.status,
-            attempts=delivery.attempts,
-            next_attempt_at=delivery.next_attempt_at,
-            response_status=delivery.response_status,
-            duration_ms=delivery.duration_ms,
-            error=delivery.error,
-            finished_at=delivery.finished_at,
+            pause = delivery.next_attempt_at = now + RETRY_DELAYS[delivery.attempts - 1]
+        held = held or not ping
+        delivery.finished_at = now if delivery.status != Status.PENDING else None
+    with transaction.atomic():
+        WebhookAttempt.objects.bulk_create(
+            WebhookAttempt(
+                delivery=delivery,
+                at=now,
+                response_status=answer.status,
+                duration_ms=answer.duration_ms,
+                response_body=answer.body,
+                error=answer.error,
+            )
+            for delivery, answer in answers
         )
-        if delivery.event.type != "ping":
-            Webhook.objects.filter(pk=webhook.pk).update(paused_until=pause)
+        for delivery, _ in answers:
+            # Unless it was redelivered or its webhook deleted meanwhile.
+            WebhookDelivery.objects.filter(pk=delivery.pk, status=Status.PENDING).update(
+                status=delivery.status,
+                attempts=delivery.attempts,
+                next_attempt_at=delivery.next_attempt_at,
+                response_status=delivery.response_status,
+                duration_ms=delivery.duration_ms,
+                error=delivery.error,
+                finished_at=delivery.finished_at,
+            )
         if disable:
             Webhook.objects.filter(pk=webhook.pk).update(
                 enabled=False, disabled_reason=disable[:300], disabled_at=now, paused_until=None
             )
             logger.warning("Webhook %s disabled: %s", webhook.pk, disable)
-    return answer.delivered
+        elif held and (pause is not None or webhook.paused_until is not None):
+            Webhook.objects.filter(pk=webhook.pk).update(paused_until=pause)
+            webhook.paused_until = pause
 
 
 def _span() -> str:
@@ -182,8 +203,9 @@ def claim(webhook_id: str, *, now: datetime) -> bool:
 
 
 def serve(webhook_id: str) -> int:
-    """Send the webhook's due deliveries in order, its lease held (claim first); stops at
-    the first failure. Returns the deliveries that reached the receiver."""
+    """Send the webhook's due deliveries in order, its lease held (claim first), recording
+    each batch's attempts together; stops at the first failure. Returns the deliveries
+    that reached the receiver."""
     delivered = 0
     try:
         while True:
@@ -200,13 +222,27 @@ def serve(webhook_id: str) -> int:
             )
             if not batch:
                 return delivered
+            answers = []
+            renewed = time.monotonic()
             for delivery in batch:
-                Webhook.objects.filter(pk=webhook_id).update(lease_until=timezone.now() + LEASE)
-                if not attempt(webhook, delivery):
-                    return delivered
-                delivered += 1
+                if time.monotonic() - renewed > RENEW_AFTER:
+                    _renew(webhook_id)
+                    renewed = time.monotonic()
+                answer = send(webhook, delivery.event)
+                answers.append((delivery, answer))
+                if not answer.delivered:
+                    break
+            record_answers(webhook, answers)
+            delivered += sum(answer.delivered for _, answer in answers)
+            if not answers[-1][1].delivered:
+                return delivered
+            _renew(webhook_id)
     finally:
         Webhook.objects.filter(pk=webhook_id).update(lease_until=None)
+
+
+def _renew(webhook_id: str) -> None:
+    Webhook.objects.filter(pk=webhook_id).update(lease_until=timezone.now() + LEASE)
 
 
 def deliver_due(*, now: datetime | None = None) -> int:
