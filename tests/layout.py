@@ -9,4 +9,5 @@ PACKAGES = (
     "memories",
     "minds",
     "synapse_site",
+    "webhooks",
 )

@@ -15,7 +15,7 @@ from tests.layout import PACKAGES
 
 ROOT = Path(__file__).resolve().parents[2]
 FIRST_PARTY = PACKAGES
-CORE_APPS = ("core", "memories", "minds", "accounts")
+CORE_APPS = ("core", "memories", "minds", "accounts", "webhooks")
 
 # The core: every module of the core apps but their migrations, management commands and admin
 # (the admin is a face that lives beside the models it shows).
@@ -41,12 +41,18 @@ CORE_THIRD_PARTY = {
     "tokenizers",
     "huey",
     "detect_secrets",  # the credential detector of memories/secrets.py
+    "cryptography",  # secrets sealed at rest (core/sealed.py)
 }
-# Calls out of the process: only the embeddings API's client, with the standard library's
-# urllib. It asks a server for vectors; answering HTTP stays the faces' job.
+# Calls out of the process: only the embeddings API's client and the webhooks' sender, with
+# the standard library. They ask or tell a server; answering HTTP stays the faces' job.
 OUTBOUND = ("urllib.request", "urllib.error", "http.client", "socket", "requests", "httpx")
-# The embeddings API's client, and the optional chat API that confirms contradictions.
-CALLS_OUT = {"memories.embeddings.remote", "memories.hygiene.contradictions"}
+# The embeddings API's client, the optional chat API that confirms contradictions, and the
+# one function that sends webhook deliveries.
+CALLS_OUT = {
+    "memories.embeddings.remote",
+    "memories.hygiene.contradictions",
+    "webhooks.destinations",
+}
 FACES = {
     "api": "the API",
     "dashboard": "the dashboard",
@@ -54,6 +60,7 @@ FACES = {
     "memories.admin": "the admin",
     "minds.admin": "the admin",
     "accounts.admin": "the admin",
+    "webhooks.admin": "the admin",
 }
 
 

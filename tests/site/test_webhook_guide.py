@@ -1,4 +1,4 @@
-"""docs/webhooks.md as a user follows it: its curl registers a webhook on gunicorn started as
+"""The README's webhooks section as a user follows it: its curl registers a webhook on gunicorn started as
 `make run` starts it (with SYNAPSE_WEBHOOKS_ALLOW_PRIVATE=true, as the page says), its
 receiver runs as printed (only the port is a free one), the worker delivers a stored
 memory's event, and the receiver prints it; a forged request gets its 401."""
@@ -18,7 +18,8 @@ from tests.reliability.test_embedding_worker import Worker
 
 pytestmark = pytest.mark.slow
 
-GUIDE = (REPO / "docs" / "webhooks.md").read_text()
+README = (REPO / "README.md").read_text()
+GUIDE = README.split("\n## Webhooks\n", 1)[1].split("\n## ", 1)[0]
 
 
 def block(language: str, index: int = 0) -> str:
