@@ -21,7 +21,7 @@ from memories.actors import Actor
 from memories.fields import iso, memory_to_dict
 from memories.models import Memory, MemoryEvent
 from synapse_site.ids import random_ids
-from webhooks.models import EventSequence, Webhook, WebhookDelivery, WebhookEvent
+from webhooks.models import EventSequence, Webhook, WebhookAttempt, WebhookDelivery, WebhookEvent
 
 logger = logging.getLogger(__name__)
 
@@ -225,10 +225,13 @@ def memory_changes(changes: Sequence[tuple[Memory | None, dict[str, Any]]]) -> N
 
 def memory_forget(mind_id: str, memory_id: str) -> None:
     """A purge's hook: the events about this memory keep their type, sequence number and
-    the memory's id, nothing of its values."""
-    for event in WebhookEvent.objects.filter(mind_id=mind_id, memory_id=memory_id).only(
-        "id", "payload"
-    ):
+    the memory's id, nothing of its values; the receivers' answers to them (which may echo
+    what they got) are forgotten too."""
+    about = WebhookEvent.objects.filter(mind_id=mind_id, memory_id=memory_id)
+    for event in about.only("id", "payload"):
         body = orjson.loads(event.payload)
         body["data"]["memory"] = {"id": memory_id, "purged": True}
         WebhookEvent.objects.filter(pk=event.pk).update(payload=orjson.dumps(body).decode())
+    WebhookAttempt.objects.filter(delivery__event__in=about).exclude(response_body="").update(
+        response_body=""
+    )

@@ -21,7 +21,7 @@ from webhooks import delivery as sending
 from webhooks import services
 from webhooks.delivery import Dispatcher
 from webhooks.events import events_parse, takes
-from webhooks.models import Webhook, WebhookDelivery, WebhookEvent
+from webhooks.models import Webhook, WebhookAttempt, WebhookDelivery, WebhookEvent
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -92,9 +92,14 @@ def test_each_webhook_gets_its_delivery_and_a_disabled_one_none(mind):
 
 
 def test_a_purge_forgets_the_memory_in_events_already_recorded(mind):
-    hook(mind)
-    memory = remember(mind, "card", "The door code is 4921")
+    with receiving() as receiver:
+        receiver.answer_body = b"got: The door code is 4921"  # a receiver that echoes
+        hook(mind, receiver.url)
+        memory = remember(mind, "card", "The door code is 4921")
+        sending.deliver_due()
+    assert WebhookAttempt.objects.get().response_body.endswith("4921")
     memory_purge(memory=memory, actor=PERSON)
+    assert WebhookAttempt.objects.get().response_body == ""
     payloads = list(WebhookEvent.objects.order_by("seq").values_list("payload", flat=True))
     assert len(payloads) == 2 and not any("4921" in p for p in payloads)
     assert all('"purged":true' in p for p in payloads)
