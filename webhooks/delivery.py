@@ -21,12 +21,19 @@ from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timedelta
 
 from django.db import close_old_connections, connections, transaction
-from django.db.models import Q
+from django.db.models import Exists, OuterRef, Q, Subquery
 from django.utils import timezone
 
 from core.sealed import Unsealable, unseal
 from webhooks import destinations, signing
-from webhooks.models import Webhook, WebhookAttempt, WebhookDelivery, WebhookEvent
+from webhooks.events import fan_out, last_seq
+from webhooks.models import (
+    EventSequence,
+    Webhook,
+    WebhookAttempt,
+    WebhookDelivery,
+    WebhookEvent,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -64,16 +71,10 @@ PRUNE_EVERY = 3600.0
 
 
 def secrets_in_force(webhook: Webhook, now: datetime) -> list[str]:
-    """The secrets a delivery is signed with now: the current one, and the previous one
-    during its grace period."""
-    secrets = [unseal(webhook.secret_sealed)]
-    if (
-        webhook.previous_secret_sealed
-        and webhook.previous_secret_until is not None
-        and now < webhook.previous_secret_until
-    ):
-        secrets.append(unseal(webhook.previous_secret_sealed))
-    return secrets
+    """The secrets a delivery is signed with now: the current one, then the replaced ones
+    still in their grace period, newest first."""
+    previous = signing.previous_unsealed(webhook.previous_secrets_sealed, now=now)
+    return [unseal(webhook.secret_sealed), *(secret for secret, _ in reversed(previous))]
 
 
 def send(webhook: Webhook, event: WebhookEvent) -> destinations.Answer:
@@ -178,18 +179,21 @@ def _outcome(answer: destinations.Answer) -> str:
 def due_webhooks(
     *, now: datetime, limit: int, skip: set[str] | frozenset[str] = frozenset()
 ) -> list[str]:
-    """Webhooks with a delivery due now that no one serves and no failure holds."""
-    due = (
-        WebhookDelivery.objects.filter(
-            status=Status.PENDING, next_attempt_at__lte=now, webhook__enabled=True
-        )
-        .filter(Q(webhook__paused_until__isnull=True) | Q(webhook__paused_until__lte=now))
-        .filter(Q(webhook__lease_until__isnull=True) | Q(webhook__lease_until__lt=now))
-        .exclude(webhook_id__in=skip)
-        .values_list("webhook_id", flat=True)
-        .distinct()
+    """Enabled webhooks that no one serves and no failure holds, with a delivery due now or
+    events of their mind they have not had deliveries of."""
+    due = WebhookDelivery.objects.filter(
+        webhook=OuterRef("pk"), status=Status.PENDING, next_attempt_at__lte=now
     )
-    return list(due[:limit])
+    last = EventSequence.objects.filter(mind_id=OuterRef("mind_id")).values("last")
+    webhooks = (
+        Webhook.objects.filter(enabled=True)
+        .filter(Q(paused_until__isnull=True) | Q(paused_until__lte=now))
+        .filter(Q(lease_until__isnull=True) | Q(lease_until__lt=now))
+        .filter(Exists(due) | Q(fanned_seq__lt=Subquery(last)))
+        .exclude(pk__in=skip)
+        .values_list("pk", flat=True)
+    )
+    return list(webhooks[:limit])
 
 
 def claim(webhook_id: str, *, now: datetime) -> bool:
@@ -213,6 +217,7 @@ def serve(webhook_id: str) -> int:
             webhook = Webhook.objects.filter(pk=webhook_id, enabled=True).first()
             if webhook is None or (webhook.paused_until and webhook.paused_until > now):
                 return delivered
+            fan_out(webhook, now=now)
             batch = list(
                 WebhookDelivery.objects.filter(
                     webhook_id=webhook_id, status=Status.PENDING, next_attempt_at__lte=now
@@ -221,6 +226,8 @@ def serve(webhook_id: str) -> int:
                 .order_by("seq")[:BATCH]
             )
             if not batch:
+                if webhook.fanned_seq < last_seq(webhook.mind_id):
+                    continue  # events none of which it takes: the next ones
                 return delivered
             answers = []
             renewed = time.monotonic()
@@ -268,7 +275,12 @@ def prune(*, now: datetime | None = None) -> int:
     gone, _ = WebhookDelivery.objects.filter(
         ~Q(status=Status.PENDING), finished_at__lt=cutoff
     ).delete()
-    WebhookEvent.objects.filter(deliveries__isnull=True, created_at__lt=cutoff).delete()
+    waiting = Webhook.objects.filter(
+        mind_id=OuterRef("mind_id"), enabled=True, fanned_seq__lt=OuterRef("seq")
+    )
+    WebhookEvent.objects.filter(deliveries__isnull=True, created_at__lt=cutoff).exclude(
+        Exists(waiting)
+    ).delete()
     return gone
 
 

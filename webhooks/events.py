@@ -121,60 +121,92 @@ def record(
     mind_id: str, events: Sequence[Pending], *, now: datetime, hooks: Hooks | None = None
 ) -> list[dict[str, Any]]:
     """In the caller's transaction: record the events that an enabled webhook of the mind
-    (of `hooks`, when given) takes, each with the mind's next sequence number, and a pending
-    delivery per webhook, due now (a ping: sent by the caller). Returns the delivery rows."""
+    (of `hooks`, when given) takes, each with the mind's next sequence number. The worker
+    makes each webhook's deliveries of them (`fan_out`). Returns the event rows."""
     if hooks is None:
         hooks = enabled_hooks(mind_id)
-    wanted = []
-    for event_type, data, memory_id in events:
-        targets = [pk for pk, patterns in hooks if takes(patterns, event_type)]
-        if targets:
-            wanted.append((event_type, data, memory_id, targets))
+    wanted = [
+        (event_type, data, memory_id)
+        for event_type, data, memory_id in events
+        if any(takes(patterns, event_type) for _, patterns in hooks)
+    ]
     if not wanted:
         return []
     first = _advance(mind_id, len(wanted)) - len(wanted) + 1
-    event_ids = random_ids("msg_", len(wanted))
-    event_rows: list[dict[str, Any]] = []
-    delivery_rows: list[dict[str, Any]] = []
-    delivery_ids = iter(random_ids("dlv_", sum(len(w[3]) for w in wanted)))
-    for (event_type, data, memory_id, targets), seq, event_id in zip(
-        wanted, range(first, first + len(wanted)), event_ids, strict=True
-    ):
-        body = {
+    event_rows = [
+        {
+            "id": event_id,
+            "mind_id": mind_id,
+            "seq": seq,
             "type": event_type,
-            "timestamp": iso(now),
-            "data": {"mind_id": mind_id, "seq": seq, **data},
+            "memory_id": memory_id,
+            "payload": orjson.dumps(
+                {
+                    "type": event_type,
+                    "timestamp": iso(now),
+                    "data": {"mind_id": mind_id, "seq": seq, **data},
+                }
+            ).decode(),
+            "created_at": now,
         }
-        event_rows.append(
-            {
-                "id": event_id,
-                "mind_id": mind_id,
-                "seq": seq,
-                "type": event_type,
-                "memory_id": memory_id,
-                "payload": orjson.dumps(body).decode(),
-                "created_at": now,
-            }
+        for (event_type, data, memory_id), seq, event_id in zip(
+            wanted, range(first, first + len(wanted)), random_ids("msg_", len(wanted)), strict=True
         )
-        due = None if event_type == PING else now  # a test is sent by the request itself
-        delivery_rows += [
-            {
-                "id": next(delivery_ids),
-                "webhook_id": pk,
-                "event_id": event_id,
-                "seq": seq,
-                "status": WebhookDelivery.Status.PENDING,
-                "attempts": 0,
-                "next_attempt_at": due,
-                "created_at": now,
-            }
-            for pk in targets
-        ]
+    ]
     rows.insert(WebhookEvent, event_rows)
-    rows.insert(WebhookDelivery, delivery_rows)
-    if _wakers and any(row["next_attempt_at"] is not None for row in delivery_rows):
+    if _wakers and any(row["type"] != PING for row in event_rows):
         transaction.on_commit(wake_worker)
-    return delivery_rows
+    return event_rows
+
+
+def last_seq(mind_id: str) -> int:
+    """The sequence number the mind's last event took (0: none yet)."""
+    return EventSequence.objects.filter(mind_id=mind_id).values_list("last", flat=True).first() or 0
+
+
+# Events read at a time when making a webhook's deliveries.
+FAN_OUT_BATCH = 500
+
+
+def fan_out(webhook: Webhook, *, now: datetime) -> int:
+    """Make the webhook's pending deliveries of the mind's events it has not seen yet (those
+    after `fanned_seq`) and takes, due now; a ping is only ever its own webhook's. Moves
+    `fanned_seq` in the same transaction, and only from the value read, so two workers never
+    make a delivery twice. Returns the deliveries made."""
+    with transaction.atomic():
+        events = list(
+            WebhookEvent.objects.filter(mind_id=webhook.mind_id, seq__gt=webhook.fanned_seq)
+            .exclude(type=PING)
+            .order_by("seq")
+            .values_list("id", "seq", "type")[:FAN_OUT_BATCH]
+        )
+        if not events:
+            return 0
+        moved = Webhook.objects.filter(pk=webhook.pk, fanned_seq=webhook.fanned_seq).update(
+            fanned_seq=events[-1][1]
+        )
+        if not moved:
+            return 0
+        webhook.fanned_seq = events[-1][1]
+        taken = [(pk, seq) for pk, seq, event_type in events if takes(webhook.events, event_type)]
+        rows.insert(
+            WebhookDelivery,
+            [
+                {
+                    "id": delivery_id,
+                    "webhook_id": webhook.pk,
+                    "event_id": event_id,
+                    "seq": seq,
+                    "status": WebhookDelivery.Status.PENDING,
+                    "next_attempt_at": now,
+                    "created_at": now,
+                }
+                for (event_id, seq), delivery_id in zip(
+                    taken, random_ids("dlv_", len(taken)), strict=True
+                )
+            ],
+        )
+    return len(taken)
 
 
 def _advance(mind_id: str, count: int) -> int:

@@ -1,8 +1,8 @@
 """Webhooks: where a mind's changes are sent, the events recorded for them, and every attempt
 to deliver one.
 
-An event is recorded in the transaction of the change that causes it, with one delivery row
-per webhook it is for (webhooks/events.py); the worker sends them (webhooks/delivery.py).
+An event is recorded in the transaction of the change that causes it (webhooks/events.py);
+the worker makes each webhook's delivery of it and sends them (webhooks/delivery.py).
 """
 
 from __future__ import annotations
@@ -38,16 +38,19 @@ class Webhook(models.Model):
     # The event patterns it takes: names ("memory.created"), "memory.*" or "*".
     events = models.JSONField(default=list)
     enabled = models.BooleanField(default=True)
-    # Sealed at rest (core/sealed.py). The previous secret still signs until its time is up,
-    # so a receiver can move to the new one.
+    # Sealed at rest (core/sealed.py). Replaced secrets still sign until their time is up, so
+    # a receiver can move to the new one (signing.previous_unsealed); the last such time.
     secret_sealed = models.TextField(editable=False)
-    previous_secret_sealed = models.TextField(blank=True, default="", editable=False)
+    previous_secrets_sealed = models.TextField(blank=True, default="", editable=False)
     previous_secret_until = models.DateTimeField(null=True, blank=True, editable=False)
     # Why the server turned it off (deliveries failing for a day, a 410), empty otherwise.
     disabled_reason = models.CharField(max_length=300, blank=True, default="")
     disabled_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(default=timezone.now)
     updated_at = models.DateTimeField(default=timezone.now)
+    # The mind's events up to this sequence number have their deliveries to this webhook (or
+    # were not for it): the worker makes the deliveries of later ones (events.fan_out).
+    fanned_seq = models.BigIntegerField(default=0, editable=False)
     # A failed delivery holds the webhook's queue until its retry is due, so a dead receiver
     # costs one attempt per retry, not one per waiting event.
     paused_until = models.DateTimeField(null=True, blank=True, editable=False)

@@ -22,7 +22,7 @@ def webhook_list(*, mind: Mind) -> list[Webhook]:
 
 def webhook_get(*, mind: Mind, webhook_id: str) -> Webhook:
     """The mind's webhook; NotFound for any other id (another mind's alike)."""
-    webhook = Webhook.objects.filter(mind=mind, pk=str(webhook_id)[:32]).first()
+    webhook = Webhook.objects.filter(mind=mind, pk=str(webhook_id)).first()
     if webhook is None:
         raise NotFound("No webhook with this id in this mind.")
     return webhook
@@ -45,7 +45,7 @@ def delivery_page(
 def delivery_get(*, webhook: Webhook, delivery_id: str) -> WebhookDelivery:
     delivery = (
         WebhookDelivery.objects.select_related("event", "webhook")
-        .filter(webhook=webhook, pk=str(delivery_id)[:32])
+        .filter(webhook=webhook, pk=str(delivery_id))
         .first()
     )
     if delivery is None:

@@ -84,6 +84,7 @@ def webhook_create(*, mind: Mind, body: Any, now: datetime | None = None) -> Reg
             )
         webhook = Webhook.objects.create(
             mind=mind,
+            fanned_seq=events.last_seq(mind.pk),  # the events from now on
             url=values["url"],
             events=values.get("events", ["*"]),
             enabled=values.get("enabled", True),
@@ -110,6 +111,8 @@ def webhook_update(*, webhook: Webhook, body: Any, now: datetime | None = None) 
         webhook.enabled = values["enabled"]
         if webhook.enabled:
             webhook.disabled_reason, webhook.disabled_at, webhook.paused_until = "", None, None
+            # Events of the time it was off are not sent; deliveries that waited are.
+            webhook.fanned_seq = events.last_seq(webhook.mind_id)
         else:
             webhook.disabled_at = now
     webhook.updated_at = now
@@ -120,10 +123,16 @@ def webhook_update(*, webhook: Webhook, body: Any, now: datetime | None = None) 
 
 
 def _rotate(webhook: Webhook, secret: str, *, now: datetime) -> None:
-    if unseal(webhook.secret_sealed) == secret:
+    """`secret` signs from now on; the one it replaces, and those replaced within the last
+    ROTATION_GRACE, still sign until their grace ends (a second rotation in a day keeps the
+    secret receivers may still use)."""
+    current = unseal(webhook.secret_sealed)
+    if current == secret:
         return
-    webhook.previous_secret_sealed = webhook.secret_sealed
-    webhook.previous_secret_until = now + ROTATION_GRACE
+    previous = signing.previous_unsealed(webhook.previous_secrets_sealed, now=now)
+    until = now + ROTATION_GRACE
+    webhook.previous_secrets_sealed = signing.previous_sealed([*previous, (current, until)])
+    webhook.previous_secret_until = until
     webhook.secret_sealed = seal(secret)
 
 
@@ -148,13 +157,17 @@ def webhook_test(*, webhook: Webhook, actor: Actor) -> WebhookDelivery:
     send timeout); the delivery, as its attempt left it. A failed ping is not retried."""
     now = timezone.now()
     with transaction.atomic():
-        rows = events.record(
+        (ping,) = events.record(
             webhook.mind_id,
             [(events.PING, {"webhook_id": webhook.pk, "actor": events.actor_data(actor)}, "")],
             now=now,
             hooks=[(webhook.pk, webhook.events)],
         )
-    delivery = WebhookDelivery.objects.select_related("event").get(pk=rows[0]["id"])
+        # Not due: this request sends it, and the worker never takes it.
+        delivery = WebhookDelivery.objects.create(
+            webhook=webhook, event_id=ping["id"], seq=ping["seq"], created_at=now
+        )
+    delivery = WebhookDelivery.objects.select_related("event").get(pk=delivery.pk)
     sending.attempt(webhook, delivery)
     delivery.refresh_from_db()
     return delivery

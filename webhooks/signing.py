@@ -13,10 +13,13 @@ import base64
 import binascii
 import hashlib
 import hmac
+import json
 import secrets
 from collections.abc import Iterable
+from datetime import datetime
 
 from core.errors import Invalid
+from core.sealed import seal, unseal
 
 PREFIX = "whsec_"
 MIN_SECRET_LENGTH = 8
@@ -54,6 +57,24 @@ def secret_check(value: object) -> str:
 def _whsec_key(secret: str) -> bytes:
     # As the spec's libraries read it: padding may be left out.
     return base64.b64decode(secret.removeprefix(PREFIX) + "==", validate=False)
+
+
+# Replaced secrets that still sign, at most (older ones stop at once when one more comes).
+MAX_PREVIOUS = 3
+
+
+def previous_unsealed(sealed: str, *, now: datetime) -> list[tuple[str, datetime]]:
+    """The replaced secrets that still sign at `now`, with when each stops, oldest first."""
+    if not sealed:
+        return []
+    kept = [(secret, datetime.fromisoformat(until)) for secret, until in json.loads(unseal(sealed))]
+    return [(secret, until) for secret, until in kept if until > now]
+
+
+def previous_sealed(secrets: list[tuple[str, datetime]]) -> str:
+    """What previous_unsealed reads: the newest MAX_PREVIOUS of them, sealed."""
+    kept = [(secret, until.isoformat()) for secret, until in secrets[-MAX_PREVIOUS:]]
+    return seal(json.dumps(kept)) if kept else ""
 
 
 def secret_key(secret: str) -> bytes:

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import pytest
+from django.utils import timezone
 
 from tests.factories import remember
+from webhooks.events import fan_out
 from webhooks.models import Webhook
 from webhooks.services import webhook_create
 
@@ -26,6 +28,7 @@ def webhook(mind, settings):
 
 def test_the_list_and_a_webhooks_page_show_it_and_its_deliveries(admin_client, webhook, mind):
     remember(mind, "a", "one")
+    fan_out(webhook, now=timezone.now())
     listed = admin_client.get("/admin/webhooks/webhook/", {"q": mind.pk})
     assert listed.status_code == 200 and webhook.pk in listed.content.decode()
     page = admin_client.get(f"/admin/webhooks/webhook/{webhook.pk}/change/")

@@ -11,6 +11,7 @@ from memories.services import memory_delete, memory_verify
 from tests.factories import PERSON, remember
 from tests.webhook_receiver import receiving, whsec
 from webhooks import delivery as sending
+from webhooks import services
 from webhooks.models import Webhook, WebhookDelivery, WebhookEvent
 from webhooks.services import webhook_create, webhook_update
 
@@ -123,3 +124,17 @@ def test_events_a_webhook_does_not_take_are_not_sent_to_it(mind):
         memory_delete(memory=memory, actor=PERSON)
         sending.deliver_due()
         assert [p["type"] for p in receiver.bodies()] == ["memory.deleted"]
+
+
+def test_two_rotations_in_a_day_keep_every_secret_a_receiver_may_still_use(mind):
+    webhook = hook(mind, "http://127.0.0.1:9/hook")
+    now = timezone.now()
+    first = services.webhook_rotate_secret(webhook=webhook, now=now)
+    second = services.webhook_rotate_secret(webhook=webhook, now=now + timedelta(hours=1))
+    webhook.refresh_from_db()
+    assert sending.secrets_in_force(webhook, now + timedelta(hours=2)) == [second, first, SECRET]
+    assert sending.secrets_in_force(webhook, now + timedelta(hours=24, minutes=30)) == [
+        second,
+        first,
+    ]
+    assert sending.secrets_in_force(webhook, now + timedelta(hours=26)) == [second]

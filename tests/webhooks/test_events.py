@@ -6,6 +6,7 @@ import threading
 import time
 
 import pytest
+from django.utils import timezone
 
 from core.errors import Conflict, Invalid, QuotaExceeded
 from memories.services import (
@@ -20,7 +21,7 @@ from tests.webhook_receiver import receiving, whsec
 from webhooks import delivery as sending
 from webhooks import services
 from webhooks.delivery import Dispatcher
-from webhooks.events import events_parse, takes
+from webhooks.events import events_parse, fan_out, takes
 from webhooks.models import Webhook, WebhookAttempt, WebhookDelivery, WebhookEvent
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -70,7 +71,13 @@ def test_a_bulk_write_is_one_event_per_memory_with_consecutive_numbers(mind):
     assert list(WebhookEvent.objects.order_by("seq").values_list("seq", flat=True)) == list(
         range(1, 31)
     )
-    assert WebhookDelivery.objects.count() == 30
+    assert not WebhookDelivery.objects.exists()  # the worker makes them
+    (webhook,) = Webhook.objects.all()
+    assert fan_out(webhook, now=timezone.now()) == 30
+    assert fan_out(webhook, now=timezone.now()) == 0  # once only
+    assert list(WebhookDelivery.objects.order_by("seq").values_list("seq", flat=True)) == list(
+        range(1, 31)
+    )
 
 
 def test_each_mind_numbers_its_own_events(mind):
@@ -88,7 +95,31 @@ def test_each_webhook_gets_its_delivery_and_a_disabled_one_none(mind):
     first, second = hook(mind), hook(mind)
     services.webhook_update(webhook=second, body={"enabled": False})
     remember(mind, "a", "one")
-    assert list(WebhookDelivery.objects.values_list("webhook_id", flat=True)) == [first.pk]
+    assert sending.due_webhooks(now=timezone.now(), limit=10) == [first.pk]
+    assert fan_out(first, now=timezone.now()) == 1
+    second.refresh_from_db()
+    assert fan_out(second, now=timezone.now()) == 1  # were it enabled: an event it takes
+    services.webhook_update(webhook=second, body={"enabled": True})
+    second.refresh_from_db()
+    assert fan_out(second, now=timezone.now()) == 0  # what happened while it was off
+
+
+def test_a_webhook_registered_later_gets_only_later_events(mind):
+    hook(mind)
+    remember(mind, "a", "one")
+    later = hook(mind)
+    remember(mind, "b", "two")
+    assert fan_out(later, now=timezone.now()) == 1
+
+
+def test_events_a_webhook_does_not_take_are_skipped_past(mind):
+    only_deleted = hook(mind, events="memory.deleted")
+    hook(mind)
+    remember(mind, "a", "one")
+    assert sending.due_webhooks(now=timezone.now(), limit=10)
+    assert fan_out(only_deleted, now=timezone.now()) == 0
+    only_deleted.refresh_from_db()
+    assert only_deleted.fanned_seq == 1
 
 
 def test_a_purge_forgets_the_memory_in_events_already_recorded(mind):
