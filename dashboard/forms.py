@@ -19,6 +19,8 @@ from memories.models import Category, Memory, Priority, Source
 from memories.rules import normalize_tag
 from memories.search import MAX_QUERY_CHARS
 from memories.versions import memory_version
+from webhooks.events import PATTERNS
+from webhooks.models import Webhook
 
 CATEGORY_CHOICES = [(c, c) for c in Category.values]
 PRIORITY_CHOICES = [(p.label, p.label) for p in sorted(Priority, reverse=True)]
@@ -312,3 +314,71 @@ def _same_minute(first: Any, second: datetime | None) -> bool:
     if not isinstance(first, datetime) or second is None:
         return False
     return first.replace(second=0, microsecond=0) == second.replace(second=0, microsecond=0)
+
+
+# Each pattern a webhook may take (webhooks.events.PATTERNS), as its checkbox names it.
+EVENT_LABELS = {"*": "Every event (*)", "memory.*": "Every memory event (memory.*)"}
+EVENT_CHOICES = [(pattern, EVENT_LABELS.get(pattern, pattern)) for pattern in PATTERNS]
+
+
+class WebhookForm(forms.Form):
+    """A webhook's URL and events, and on creation an optional secret. Shape only: the
+    webhooks core judges the values (its messages land on these fields)."""
+
+    url = forms.CharField(
+        label="URL",
+        required=False,
+        strip=False,
+        help_text="Where each event is POSTed, signed; https:// for a public receiver.",
+        widget=forms.URLInput(attrs={"autocomplete": "off", "spellcheck": "false"}),
+    )
+    events = forms.MultipleChoiceField(
+        label="Events",
+        required=False,
+        choices=EVENT_CHOICES,
+        widget=forms.CheckboxSelectMultiple,
+        help_text="A test event (ping) is sent whatever is picked.",
+    )
+    secret = forms.CharField(
+        label="Secret (optional)",
+        required=False,
+        strip=False,
+        help_text="Leave empty to have one generated, shown once. At least 8 characters.",
+        # Not sent back into the page: a form with an error asks for it again.
+        widget=forms.PasswordInput(attrs={"autocomplete": "off", "spellcheck": "false"}),
+    )
+    enabled = forms.BooleanField(
+        label="Enabled: send events to this URL", required=False, initial=True
+    )
+
+    def __init__(self, *args: Any, creating: bool, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        if creating:
+            del self.fields["enabled"]
+        else:
+            del self.fields["secret"]
+
+    @classmethod
+    def initial_for(cls, webhook: Webhook) -> dict[str, Any]:
+        return {"url": webhook.url, "events": list(webhook.events), "enabled": webhook.enabled}
+
+    def body(self) -> dict[str, Any]:
+        """The inputs as a create body (call after is_valid()); no secret: one is generated."""
+        data = self.cleaned_data
+        body: dict[str, Any] = {"url": data["url"], "events": data["events"]}
+        if data.get("secret"):
+            body["secret"] = data["secret"]
+        return body
+
+    def changed_values(self, webhook: Webhook) -> dict[str, Any]:
+        """Only what differs from the stored webhook: the body of `webhook_update` (an
+        unchanged URL is not checked again)."""
+        data = self.cleaned_data
+        changed: dict[str, Any] = {}
+        if data["url"].strip() != webhook.url:
+            changed["url"] = data["url"]
+        if set(data["events"]) != set(webhook.events) or not data["events"]:
+            changed["events"] = data["events"]
+        if data["enabled"] != webhook.enabled:
+            changed["enabled"] = data["enabled"]
+        return changed

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 from django.urls import path
 
-from dashboard.views import hygiene, memories, minds
+from dashboard.views import hygiene, memories, minds, webhooks
 
 app_name = "dashboard"
 
 MIND = "minds/<str:mind_id>/"
 MEMORY = MIND + "memories/<str:memory_id>/"
+WEBHOOK = MIND + "webhooks/<str:webhook_id>/"
+DELIVERY = WEBHOOK + "deliveries/<str:delivery_id>/"
 
 urlpatterns = [
     path("", minds.mind_list, name="minds"),
@@ -37,6 +39,14 @@ urlpatterns = [
         hygiene.reject_proposal,
         name="hygiene-reject",
     ),
+    path(MIND + "webhooks/", webhooks.webhooks, name="webhooks"),
+    path(WEBHOOK, webhooks.webhook_detail, name="webhook"),
+    path(WEBHOOK + "enable/", webhooks.webhook_enable, name="webhook-enable"),
+    path(WEBHOOK + "test/", webhooks.webhook_send_test, name="webhook-test"),
+    path(WEBHOOK + "new-secret/", webhooks.webhook_rotate, name="webhook-rotate"),
+    path(WEBHOOK + "delete/", webhooks.webhook_delete_confirm, name="webhook-delete"),
+    path(DELIVERY, webhooks.delivery_detail, name="webhook-delivery"),
+    path(DELIVERY + "redeliver/", webhooks.delivery_redeliver_view, name="webhook-redeliver"),
     path(MEMORY, memories.memory_detail, name="memory"),
     path(MEMORY + "edit/", memories.memory_edit, name="memory-edit"),
     path(MEMORY + "verify/", memories.memory_verify_view, name="memory-verify"),

@@ -8,6 +8,7 @@ from django.db.models import QuerySet
 
 from core.errors import NotFound
 from memories.fields import iso
+from memories.rules import can_be_stored
 from minds.models import Mind
 from webhooks.models import Webhook, WebhookAttempt, WebhookDelivery
 
@@ -22,7 +23,9 @@ def webhook_list(*, mind: Mind) -> list[Webhook]:
 
 def webhook_get(*, mind: Mind, webhook_id: str) -> Webhook:
     """The mind's webhook; NotFound for any other id (another mind's alike)."""
-    webhook = Webhook.objects.filter(mind=mind, pk=str(webhook_id)).first()
+    webhook = None
+    if can_be_stored(str(webhook_id)):
+        webhook = Webhook.objects.filter(mind=mind, pk=str(webhook_id)).first()
     if webhook is None:
         raise NotFound("No webhook with this id in this mind.")
     return webhook
@@ -43,11 +46,13 @@ def delivery_page(
 
 
 def delivery_get(*, webhook: Webhook, delivery_id: str) -> WebhookDelivery:
-    delivery = (
-        WebhookDelivery.objects.select_related("event", "webhook")
-        .filter(webhook=webhook, pk=str(delivery_id))
-        .first()
-    )
+    delivery = None
+    if can_be_stored(str(delivery_id)):
+        delivery = (
+            WebhookDelivery.objects.select_related("event", "webhook")
+            .filter(webhook=webhook, pk=str(delivery_id))
+            .first()
+        )
     if delivery is None:
         raise NotFound("No delivery with this id for this webhook.")
     return delivery

@@ -7,9 +7,9 @@ from tests.dashboard.conftest import agent_store
 
 pytestmark = pytest.mark.django_db
 
-MIND_PAGES = ["", "key/", "settings/", "delete/", "memories/", "review/", "activity/"]
+MIND_PAGES = ["", "key/", "settings/", "delete/", "memories/", "review/", "activity/", "webhooks/"]
 MEMORY_PAGES = ["", "edit/", "delete/"]
-MIND_POSTS = ["rotate-key/", "revoke-key/", "settings/", "delete/", "review/verify/"]
+MIND_POSTS = ["rotate-key/", "revoke-key/", "settings/", "delete/", "review/verify/", "webhooks/"]
 MEMORY_POSTS = ["verify/", "unverify/", "edit/", "delete/"]
 
 

@@ -19,6 +19,8 @@ from accounts.models import User
 from memories.actors import Actor
 from memories.services import memory_upsert
 from minds.services import mind_create
+from webhooks.models import Webhook, WebhookAttempt
+from webhooks.services import webhook_create
 
 expect = pytest.importorskip(
     "playwright.sync_api", reason="playwright is not installed (make install puts it in the venv)"
@@ -38,10 +40,13 @@ def ada(db):
 
 
 @pytest.fixture
-def mind(ada):
+def mind(ada, settings):
     """A small mind: agents' writes over two weeks, one memory expiring soon, one rewritten
-    three times within one second."""
+    three times within one second; a webhook the server disabled, its log holding them."""
     mind, _ = mind_create(owner=ada, name="Ada's assistant")
+    # Nothing is sent to it: no worker runs here, and it is disabled before the test starts.
+    settings.SYNAPSE_WEBHOOKS_ALLOW_PRIVATE = True
+    webhook = webhook_create(mind=mind, body={"url": "http://127.0.0.1:9/hook"}).webhook
     now = timezone.now()
     for day, (category, key, content) in enumerate(
         [
@@ -79,6 +84,15 @@ def mind(ada):
             content=content,
             now=moment,
         )
+    first = webhook.deliveries.order_by("seq").first()
+    WebhookAttempt.objects.create(
+        delivery=first, response_status=503, duration_ms=41, response_body="Try later"
+    )
+    Webhook.objects.filter(pk=webhook.pk).update(
+        enabled=False,
+        disabled_reason="8 attempts over 32 hours failed; the last: HTTP 503",
+        disabled_at=now,
+    )
     return mind
 
 
@@ -101,6 +115,8 @@ def phone(browser):
 def main_pages(mind) -> list[str]:
     memory = mind.memories.get(key="project_thesis")
     base = f"/dashboard/minds/{mind.pk}"
+    webhook = mind.webhooks.get()
+    delivery = webhook.deliveries.order_by("seq").first()
     return [
         "/dashboard/",
         f"{base}/",
@@ -109,6 +125,9 @@ def main_pages(mind) -> list[str]:
         f"{base}/review/",
         f"{base}/activity/",
         f"{base}/settings/",
+        f"{base}/webhooks/",
+        f"{base}/webhooks/{webhook.pk}/",
+        f"{base}/webhooks/{webhook.pk}/deliveries/{delivery.pk}/",
     ]
 
 
