@@ -9,10 +9,11 @@ import pytest
 from django.test import Client
 from django.utils import timezone
 
-from tests.factories import remember
+from tests import factories
 from tests.webhook_receiver import receiving, whsec
 from webhooks import delivery as sending
 from webhooks import services
+from webhooks.events import fan_out
 from webhooks.models import Webhook, WebhookDelivery
 from webhooks.services import webhook_create
 
@@ -27,6 +28,14 @@ TOKEN = re.compile(r'name="form_token" value="([^"]+)"')
 @pytest.fixture(autouse=True)
 def _private_allowed(settings):
     settings.SYNAPSE_WEBHOOKS_ALLOW_PRIVATE = True
+
+
+def remember(mind, *args, **fields):
+    """A memory stored, and its events made into deliveries as the worker makes them."""
+    memory = factories.remember(mind, *args, **fields)
+    for webhook in Webhook.objects.filter(mind=mind, enabled=True):
+        fan_out(webhook, now=timezone.now())
+    return memory
 
 
 def hook(mind, url=UNUSED, **body) -> Webhook:
