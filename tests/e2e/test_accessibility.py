@@ -19,6 +19,7 @@ from accounts.models import User
 from memories.actors import Actor
 from memories.services import memory_upsert
 from minds.services import mind_create
+from webhooks.events import fan_out
 from webhooks.models import Webhook, WebhookAttempt
 from webhooks.services import webhook_create
 
@@ -84,6 +85,7 @@ def mind(ada, settings):
             content=content,
             now=moment,
         )
+    fan_out(webhook, now=now)  # the worker's part: each event's delivery
     first = webhook.deliveries.order_by("seq").first()
     WebhookAttempt.objects.create(
         delivery=first, response_status=503, duration_ms=41, response_body="Try later"
