@@ -25,6 +25,7 @@ from memories.models import (
     MemoryVector,
     Priority,
 )
+from webhooks.models import WebhookDelivery, WebhookEvent
 
 # Every model rows.py writes; test_every_model_written_is_held_here keeps the list whole.
 WRITTEN: tuple[type[models.Model], ...] = (
@@ -33,6 +34,8 @@ WRITTEN: tuple[type[models.Model], ...] = (
     MemoryEvent,
     EmbeddingJob,
     MemoryVector,
+    WebhookEvent,
+    WebhookDelivery,
 )
 
 AT = datetime(2026, 5, 1, 9, 0, 0, 123456, tzinfo=UTC)
