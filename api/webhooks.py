@@ -3,6 +3,7 @@ Key) or a person who may reach the mind (`?mind=`). Bodies are judged by webhook
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from drf_spectacular.utils import (
@@ -31,13 +32,41 @@ STATUSES = tuple(WebhookDelivery.Status.values)
 
 # --- The schema (documentation only: the core judges every body) --------------------------------
 
+_PATTERN = "|".join(re.escape(p) for p in PATTERNS)
 EVENTS_SCHEMA = {
     "oneOf": [
-        {"type": "string", "minLength": 1},
+        {"type": "string", "pattern": rf"^ *({_PATTERN}) *(, *({_PATTERN}) *)*$"},
         {"type": "array", "items": {"type": "string", "enum": list(PATTERNS)}, "minItems": 1},
     ],
-    "description": f"One of {', '.join(PATTERNS)}, a comma-separated string of them, or a list.",
+    "description": f"One of {', '.join(PATTERNS)}, a comma-separated string of them, or a "
+    'list; default "*".',
 }
+# What signing.secret_check takes, as far as a pattern says it: a whsec_ secret's base64 key
+# of at least MIN_SECRET_LENGTH bytes, or printable text with no space at either end.
+SECRET_SCHEMA = {
+    "anyOf": [
+        {"type": "string", "pattern": r"^whsec_([A-Za-z0-9+/]{4}){3,48}$"},
+        {
+            "type": "string",
+            "pattern": rf"^[!-~][ -~]{{{MIN_SECRET_LENGTH - 2},{MAX_SECRET_LENGTH - 2}}}[!-~]$",
+        },
+    ],
+    "description": "Signs every delivery; left out, one is generated and answered once. "
+    "A whsec_ secret's key is the base64 after the prefix, as Standard Webhooks libraries "
+    "read it.",
+}
+
+
+@extend_schema_field(
+    {"type": "string", "pattern": r"^https?://[^\s/?#@]+(/\S*)?$", "maxLength": MAX_URL_LENGTH}
+)
+class UrlField(serializers.CharField):
+    """Where events are sent; whether its address is allowed is judged when it is given."""
+
+
+@extend_schema_field(SECRET_SCHEMA)
+class SecretField(serializers.CharField):
+    """A secret as signing.secret_check takes it."""
 
 
 @extend_schema_field(EVENTS_SCHEMA)
@@ -50,30 +79,21 @@ class WebhookWriteSerializer(serializers.Serializer[Any]):
 
     schema_server_fields = ()  # a strict body: an unknown field is a 400
 
-    url = serializers.CharField(
-        max_length=MAX_URL_LENGTH,
+    url = UrlField(
         help_text="An https URL on a public address (plain http and private addresses only "
-        "with SYNAPSE_WEBHOOKS_ALLOW_PRIVATE).",
+        "with SYNAPSE_WEBHOOKS_ALLOW_PRIVATE)."
     )
-    events = EventsField(required=False, help_text='Default "*".')
-    secret = serializers.CharField(
-        required=False,
-        allow_null=True,
-        min_length=MIN_SECRET_LENGTH,
-        max_length=MAX_SECRET_LENGTH,
-        help_text="Signs every delivery; left out, one is generated and answered once.",
-    )
+    events = EventsField(required=False)
+    secret = SecretField(required=False, allow_null=True)
     enabled = serializers.BooleanField(required=False, help_text="Default true.")
 
 
 class WebhookUpdateSerializer(WebhookWriteSerializer):
     """The body of PUT / PATCH /webhooks/{id}: any of the fields."""
 
-    url = serializers.CharField(required=False, max_length=MAX_URL_LENGTH)
-    secret = serializers.CharField(
+    url = UrlField(required=False)
+    secret = SecretField(
         required=False,
-        min_length=MIN_SECRET_LENGTH,
-        max_length=MAX_SECRET_LENGTH,
         help_text="A new secret: it signs at once, the previous one for 24 hours more.",
     )
 
