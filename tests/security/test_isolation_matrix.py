@@ -28,7 +28,7 @@ from minds.models import Mind
 from tests.conftest import bearer_client, jwt_for
 from tests.factories import PASSWORD, embed, remember
 from tests.webhook_receiver import receiving
-from webhooks import events
+from webhooks.events import fan_out
 from webhooks.models import Webhook, WebhookDelivery
 from webhooks.services import webhook_create
 
@@ -268,19 +268,15 @@ def setting(owner_mind, stranger_mind):
 
 @pytest.fixture
 def owner_webhook(setting, settings):
-    """The owner's webhook, aimed at a receiver of the test's own, with one delivery in its
-    log that is never due (a ping is sent only by its request)."""
+    """The owner's webhook, aimed at a receiver of the test's own, with a delivery in its log
+    (made as the worker makes it, and never sent)."""
     settings.SYNAPSE_WEBHOOKS_ALLOW_PRIVATE = True
     mind, _ = setting
     with receiving() as receiver:
         webhook = webhook_create(mind=mind, body={"url": receiver.url}).webhook
-        [row] = events.record(
-            mind.pk,
-            [(events.PING, {"webhook_id": webhook.pk}, "")],
-            now=timezone.now(),
-            hooks=[(webhook.pk, webhook.events)],
-        )
-        yield webhook, WebhookDelivery.objects.get(pk=row["id"]), receiver
+        remember(mind, "owner_hooked", "A change the webhook takes")
+        fan_out(webhook, now=timezone.now())
+        yield webhook, WebhookDelivery.objects.get(webhook=webhook), receiver
 
 
 def owner_state(mind: Mind) -> tuple:

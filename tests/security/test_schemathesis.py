@@ -16,6 +16,7 @@ import schemathesis
 from django.core import signals
 from django.db import close_old_connections
 from django.urls import resolve
+from django.utils import timezone
 from hypothesis import HealthCheck, given, settings
 from hypothesis.errors import Unsatisfiable
 from schemathesis.checks import negative_data_rejection
@@ -23,8 +24,10 @@ from schemathesis.checks import negative_data_rejection
 from memories.models import Memory
 from synapse_site.wsgi import application
 from tests.conftest import jwt_for
-from webhooks import events
-from webhooks.models import Webhook
+from tests.factories import remember
+from webhooks.events import fan_out
+from webhooks.models import WebhookDelivery
+from webhooks.services import webhook_create
 
 # Hundreds of generated requests: the longest file of the suite.
 pytestmark = pytest.mark.slow
@@ -136,13 +139,10 @@ def test_a_client_built_from_the_schema_calls_the_canonical_paths(api_schema, ow
     # The paths as a generated client formats them (schemathesis' own view of the schema):
     # no trailing slash, and each one reaches its view (a GET answers without a redirect).
     memory = Memory.objects.create(mind=owner_mind.mind, category="fact", key="k", content="x")
-    webhook = Webhook.objects.create(mind=owner_mind.mind, url=ALLOWED_WEBHOOK_URL)
-    [delivery] = events.record(
-        owner_mind.mind.pk,
-        [(events.PING, {"webhook_id": webhook.pk}, "")],
-        now=memory.created_at,
-        hooks=[(webhook.pk, webhook.events)],
-    )
+    webhook = webhook_create(mind=owner_mind.mind, body={"url": ALLOWED_WEBHOOK_URL}).webhook
+    remember(owner_mind.mind, "hooked", "A change the webhook takes")
+    fan_out(webhook, now=timezone.now())
+    delivery = WebhookDelivery.objects.get(webhook=webhook)
     agent = {"Authorization": f"Bearer {owner_mind.key}"}
     person = {"Authorization": f"Bearer {jwt_for(owner)}"}
     ids = {"id": memory.pk}
@@ -154,7 +154,7 @@ def test_a_client_built_from_the_schema_calls_the_canonical_paths(api_schema, ow
         elif operation.path.startswith("/memory/"):
             ids = {"id": memory.pk, "proposal_id": "prop_none", "summary_id": memory.pk}
         elif operation.path.startswith("/webhooks/"):
-            ids = {"webhook_id": webhook.pk, "delivery_id": delivery["id"]}
+            ids = {"webhook_id": webhook.pk, "delivery_id": delivery.pk}
         case = api_schema.make_case(operation=operation, path_parameters=ids)
         path = case.formatted_path
         paths.append(path)
@@ -166,4 +166,4 @@ def test_a_client_built_from_the_schema_calls_the_canonical_paths(api_schema, ow
             reached = response.status_code < 300 or response.json()["error"] == "invalid"
             assert reached, (path, response.status_code, response.text[:200])
     assert "/memory" in paths and "/memory/recall" in paths and "/minds" in paths
-    assert f"/webhooks/{webhook.pk}/deliveries/{delivery['id']}" in paths
+    assert f"/webhooks/{webhook.pk}/deliveries/{delivery.pk}" in paths
