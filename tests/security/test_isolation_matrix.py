@@ -169,6 +169,14 @@ DASHBOARD_MIND_ROUTES = {
     "dashboard:memory-unverify": "memories/{memory}/unverify/",
     "dashboard:memory-delete": "memories/{memory}/delete/",
     "dashboard:memory-restore": "memories/{memory}/restore/{event}/",
+    "dashboard:webhooks": "webhooks/",
+    "dashboard:webhook": "webhooks/{webhook}/",
+    "dashboard:webhook-enable": "webhooks/{webhook}/enable/",
+    "dashboard:webhook-test": "webhooks/{webhook}/test/",
+    "dashboard:webhook-rotate": "webhooks/{webhook}/new-secret/",
+    "dashboard:webhook-delete": "webhooks/{webhook}/delete/",
+    "dashboard:webhook-delivery": "webhooks/{webhook}/deliveries/{delivery}/",
+    "dashboard:webhook-redeliver": "webhooks/{webhook}/deliveries/{delivery}/redeliver/",
 }
 # Dashboard routes of no mind: they list or create the signed-in user's own.
 DASHBOARD_OWN_ROUTES = {
@@ -289,7 +297,7 @@ def owner_state(mind: Mind) -> tuple:
     events = MemoryEvent.objects.filter(mind_id=mind.pk).count()
     webhooks = sorted(
         Webhook.objects.filter(mind=mind).values_list(
-            "id", "url", "enabled", "secret_sealed", "previous_secret_sealed", "updated_at"
+            "id", "url", "enabled", "secret_sealed", "previous_secrets_sealed", "updated_at"
         )
     )
     deliveries = sorted(
@@ -442,12 +450,14 @@ def test_a_person_cannot_use_mcp_and_no_tool_verifies(owner, owner_mind, setting
 
 
 @pytest.fixture
-def dashboard_urls(setting):
+def dashboard_urls(setting, owner_webhook):
     mind, memory = setting
+    webhook, delivery, _ = owner_webhook
     event = MemoryEvent.objects.filter(memory_id=memory.pk).first()
     base = f"/dashboard/minds/{mind.pk}/"
     return {
-        name: base + suffix.format(memory=memory.pk, event=event.pk)
+        name: base
+        + suffix.format(memory=memory.pk, event=event.pk, webhook=webhook.pk, delivery=delivery.pk)
         for name, suffix in DASHBOARD_MIND_ROUTES.items()
     }
 
