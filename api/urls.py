@@ -1,4 +1,5 @@
-"""The agents' API: accounts, minds, memories, export and import, and its OpenAPI schema."""
+"""The agents' API: accounts, minds, memories, export and import, webhooks, and its OpenAPI
+schema."""
 
 from django.urls import re_path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
@@ -12,6 +13,17 @@ from api.minds import MindViewSet
 from api.recall import RecallView
 from api.routers import OptionalSlashRouter
 from api.search import MemorySearchView, MemorySemanticSearchView
+from api.webhooks import (
+    DELIVERY_ID,
+    WEBHOOK_ID,
+    WebhookDeliveriesView,
+    WebhookDeliveryView,
+    WebhookDetailView,
+    WebhookListView,
+    WebhookRedeliverView,
+    WebhookRotateSecretView,
+    WebhookTestView,
+)
 
 router = OptionalSlashRouter()
 router.register("memory", MemoryViewSet, basename="memory")
@@ -50,5 +62,37 @@ urlpatterns = [
     ),
     re_path(r"^mind/export/?$", MindExportView.as_view(), name="mind-export"),
     re_path(r"^mind/import/?$", MindImportView.as_view(), name="mind-import"),
+    re_path(r"^webhooks/?$", WebhookListView.as_view(), name="webhook-list"),
+    re_path(
+        rf"^webhooks/(?P<webhook_id>{WEBHOOK_ID})/?$",
+        WebhookDetailView.as_view(),
+        name="webhook-detail",
+    ),
+    re_path(
+        rf"^webhooks/(?P<webhook_id>{WEBHOOK_ID})/test/?$",
+        WebhookTestView.as_view(),
+        name="webhook-test",
+    ),
+    re_path(
+        rf"^webhooks/(?P<webhook_id>{WEBHOOK_ID})/rotate-secret/?$",
+        WebhookRotateSecretView.as_view(),
+        name="webhook-rotate-secret",
+    ),
+    re_path(
+        rf"^webhooks/(?P<webhook_id>{WEBHOOK_ID})/deliveries/?$",
+        WebhookDeliveriesView.as_view(),
+        name="webhook-deliveries",
+    ),
+    re_path(
+        rf"^webhooks/(?P<webhook_id>{WEBHOOK_ID})/deliveries/(?P<delivery_id>{DELIVERY_ID})/?$",
+        WebhookDeliveryView.as_view(),
+        name="webhook-delivery",
+    ),
+    re_path(
+        rf"^webhooks/(?P<webhook_id>{WEBHOOK_ID})/deliveries/(?P<delivery_id>{DELIVERY_ID})"
+        r"/redeliver/?$",
+        WebhookRedeliverView.as_view(),
+        name="webhook-redeliver",
+    ),
     *router.urls,
 ]

@@ -174,9 +174,10 @@ def fan_out(webhook: Webhook, *, now: datetime) -> int:
     `fanned_seq` in the same transaction, and only from the value read, so two workers never
     make a delivery twice. Returns the deliveries made."""
     with transaction.atomic():
+        # Pings are read too, and skipped past: a mind whose last event is a ping would
+        # otherwise look unfanned for ever, and the worker would serve it without end.
         events = list(
             WebhookEvent.objects.filter(mind_id=webhook.mind_id, seq__gt=webhook.fanned_seq)
-            .exclude(type=PING)
             .order_by("seq")
             .values_list("id", "seq", "type")[:FAN_OUT_BATCH]
         )
@@ -188,7 +189,11 @@ def fan_out(webhook: Webhook, *, now: datetime) -> int:
         if not moved:
             return 0
         webhook.fanned_seq = events[-1][1]
-        taken = [(pk, seq) for pk, seq, event_type in events if takes(webhook.events, event_type)]
+        taken = [
+            (pk, seq)
+            for pk, seq, event_type in events
+            if event_type != PING and takes(webhook.events, event_type)
+        ]
         rows.insert(
             WebhookDelivery,
             [

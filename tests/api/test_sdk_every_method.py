@@ -1,4 +1,5 @@
-"""Every `memory` method of synapse-memory-sdk, plus visualization.tags(), against a live server.
+"""Every `memory` and `webhooks` method of synapse-memory-sdk, plus visualization.tags(),
+against a live server.
 
 The client is used unchanged: it fixes the paths and query parameters.
 """
@@ -14,6 +15,8 @@ from synapse_memory import Synapse
 from synapse_memory.error import SynapseError
 
 from tests.conftest import jwt_for
+from tests.webhook_receiver import receiving, whsec
+from webhooks import delivery as sending
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -148,3 +151,40 @@ def test_sdk_human_sync_is_verified(live_server, owner, owner_mind):
     assert synced["created"] == 1
     assert person.memory.unverified()["total"] == 0
     assert person.memory.stats()["verified"] == 1
+
+
+def test_every_webhook_method(sdk, settings):
+    settings.SYNAPSE_WEBHOOKS_ALLOW_PRIVATE = True
+    secret = whsec(b"0123456789abcdef0123")
+    with receiving() as receiver:
+        hook = sdk.webhooks.register(url=receiver.url, events="memory.*", secret=secret)
+        assert hook["events"] == ["memory.*"] and "secret" not in hook
+        generated = sdk.webhooks.register(url=receiver.url, events="memory.deleted")
+        assert generated["secret"].startswith("whsec_")
+
+        listed = sdk.webhooks.list()
+        assert listed["total"] == 2
+        assert [w["id"] for w in listed["webhooks"]] == [hook["id"], generated["id"]]
+        assert sdk.webhooks.get(hook["id"]) == hook
+
+        ping = sdk.webhooks.test(hook["id"])
+        assert ping["event"] == "ping" and ping["status"] == "delivered"
+        assert ping["attempt_log"][0]["response_status"] == 200
+
+        changed = sdk.webhooks.update(hook["id"], events="memory.created,memory.deleted")
+        assert changed["events"] == ["memory.created", "memory.deleted"]
+        sdk.memory.store(category="fact", key="fact_city", content="Lives in Berlin")
+        assert sending.deliver_due() == 1
+        payloads = receiver.verified(secret)
+        assert [p["type"] for p in payloads] == ["ping", "memory.created"]
+        assert payloads[1]["data"]["memory"]["key"] == "fact_city"
+
+        assert sdk.webhooks.update(generated["id"], enabled=False)["enabled"] is False
+        assert sdk.webhooks.delete(generated["id"]) == {"deleted": True, "id": generated["id"]}
+    with pytest.raises(SynapseError) as exc:
+        sdk.webhooks.get(generated["id"])
+    assert exc.value.status == 404
+    with pytest.raises(SynapseError) as exc:
+        sdk.webhooks.register(url="http://8.8.8.8/hook")  # plain http to a public host
+    assert exc.value.status == 400 and "url" in str(exc.value)
+    assert sdk.webhooks.list()["total"] == 1

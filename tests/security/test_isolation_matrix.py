@@ -27,6 +27,10 @@ from memories.models import Memory, MemoryEvent
 from minds.models import Mind
 from tests.conftest import bearer_client, jwt_for
 from tests.factories import PASSWORD, embed, remember
+from tests.webhook_receiver import receiving
+from webhooks.events import fan_out
+from webhooks.models import Webhook, WebhookDelivery
+from webhooks.services import webhook_create
 
 pytestmark = pytest.mark.django_db
 
@@ -37,7 +41,7 @@ SECRET_TEXT = f"The owner's secret: {MARKER}"
 @dataclass(frozen=True)
 class Case:
     method: str
-    path: str  # {mind}, {memory}: the owner's
+    path: str  # {mind}, {memory}, {webhook}, {delivery}: the owner's
     body: dict | None = None
     # "object": both attackers get 404. "scoped": the other mind's agent acts on its own
     # mind (200/201, nothing of the owner's in the answer); a person naming the owner's
@@ -47,6 +51,8 @@ class Case:
 
 
 OWN_KEY = {"category": "fact", "key": "owner_fact", "content": "hijacked by a stranger"}
+# A stranger's own webhook, registered disabled: nothing is ever sent to it.
+UNUSED_RECEIVER = "http://127.0.0.1:9/hook"
 
 REST_CASES: dict[str, list[Case]] = {
     "memory-list": [
@@ -119,6 +125,21 @@ REST_CASES: dict[str, list[Case]] = {
     ],
     "mind-rotate-key": [Case("POST", "/minds/{mind}/rotate-key", kind="people")],
     "mind-revoke-key": [Case("POST", "/minds/{mind}/revoke-key", kind="people")],
+    "webhook-list": [
+        Case("GET", "/webhooks", kind="scoped"),
+        Case("POST", "/webhooks", {"url": UNUSED_RECEIVER, "enabled": False}, "scoped"),
+    ],
+    "webhook-detail": [
+        Case("GET", "/webhooks/{webhook}"),
+        Case("PUT", "/webhooks/{webhook}", {"url": UNUSED_RECEIVER}),
+        Case("PATCH", "/webhooks/{webhook}", {"enabled": False}),
+        Case("DELETE", "/webhooks/{webhook}"),
+    ],
+    "webhook-test": [Case("POST", "/webhooks/{webhook}/test")],
+    "webhook-rotate-secret": [Case("POST", "/webhooks/{webhook}/rotate-secret")],
+    "webhook-deliveries": [Case("GET", "/webhooks/{webhook}/deliveries")],
+    "webhook-delivery": [Case("GET", "/webhooks/{webhook}/deliveries/{delivery}")],
+    "webhook-redeliver": [Case("POST", "/webhooks/{webhook}/deliveries/{delivery}/redeliver")],
 }
 
 # Dashboard routes: (GET must be 404 for another user; POST too, changing nothing).
@@ -148,6 +169,14 @@ DASHBOARD_MIND_ROUTES = {
     "dashboard:memory-unverify": "memories/{memory}/unverify/",
     "dashboard:memory-delete": "memories/{memory}/delete/",
     "dashboard:memory-restore": "memories/{memory}/restore/{event}/",
+    "dashboard:webhooks": "webhooks/",
+    "dashboard:webhook": "webhooks/{webhook}/",
+    "dashboard:webhook-enable": "webhooks/{webhook}/enable/",
+    "dashboard:webhook-test": "webhooks/{webhook}/test/",
+    "dashboard:webhook-rotate": "webhooks/{webhook}/new-secret/",
+    "dashboard:webhook-delete": "webhooks/{webhook}/delete/",
+    "dashboard:webhook-delivery": "webhooks/{webhook}/deliveries/{delivery}/",
+    "dashboard:webhook-redeliver": "webhooks/{webhook}/deliveries/{delivery}/redeliver/",
 }
 # Dashboard routes of no mind: they list or create the signed-in user's own.
 DASHBOARD_OWN_ROUTES = {
@@ -245,6 +274,19 @@ def setting(owner_mind, stranger_mind):
     return mind, memory
 
 
+@pytest.fixture
+def owner_webhook(setting, settings):
+    """The owner's webhook, aimed at a receiver of the test's own, with a delivery in its log
+    (made as the worker makes it, and never sent)."""
+    settings.SYNAPSE_WEBHOOKS_ALLOW_PRIVATE = True
+    mind, _ = setting
+    with receiving() as receiver:
+        webhook = webhook_create(mind=mind, body={"url": receiver.url}).webhook
+        remember(mind, "owner_hooked", "A change the webhook takes")
+        fan_out(webhook, now=timezone.now())
+        yield webhook, WebhookDelivery.objects.get(webhook=webhook), receiver
+
+
 def owner_state(mind: Mind) -> tuple:
     mind = Mind.objects.get(pk=mind.pk)
     memories = sorted(
@@ -253,7 +295,17 @@ def owner_state(mind: Mind) -> tuple:
         )
     )
     events = MemoryEvent.objects.filter(mind_id=mind.pk).count()
-    return (mind.name, mind.description, mind.key_hash, memories, events)
+    webhooks = sorted(
+        Webhook.objects.filter(mind=mind).values_list(
+            "id", "url", "enabled", "secret_sealed", "previous_secrets_sealed", "updated_at"
+        )
+    )
+    deliveries = sorted(
+        WebhookDelivery.objects.filter(webhook__mind=mind).values_list(
+            "id", "status", "attempts", "next_attempt_at"
+        )
+    )
+    return (mind.name, mind.description, mind.key_hash, memories, events, webhooks, deliveries)
 
 
 def call(client, method: str, path: str, body: dict | None = None, **extra):
@@ -261,13 +313,15 @@ def call(client, method: str, path: str, body: dict | None = None, **extra):
     return client.generic(method, path, data, content_type="application/json", **extra)
 
 
-def assert_nothing_of(response, mind: Mind, memory: Memory, *, asked: str = "") -> None:
+def assert_nothing_of(
+    response, mind: Mind, memory: Memory, *, asked: str = "", also: tuple[str, ...] = ()
+) -> None:
     """No trace of the owner's data in the answer (the marker may be echoed if it was asked)."""
     if getattr(response, "streaming", False):
         text = b"".join(response.streaming_content).decode()
     else:
         text = response.content.decode()
-    secrets = [SECRET_TEXT, mind.pk, memory.pk]
+    secrets = [SECRET_TEXT, mind.pk, memory.pk, *also]
     if MARKER not in asked:
         secrets.append(MARKER)
     for secret in secrets:
@@ -282,12 +336,16 @@ def flat_cases():
 
 @pytest.mark.parametrize("case", list(flat_cases()))
 def test_another_mind_cannot_reach_the_owners_data(
-    case, setting, stranger_agent, other_human, stranger_mind
+    case, setting, owner_webhook, stranger_agent, other_human, stranger_mind
 ):
     mind, memory = setting
-    path = case.path.format(mind=mind.pk, memory=memory.pk)
+    webhook, delivery, receiver = owner_webhook
+    path = case.path.format(
+        mind=mind.pk, memory=memory.pk, webhook=webhook.pk, delivery=delivery.pk
+    )
     body = json.loads(json.dumps(case.body).replace("{memory}", memory.pk)) if case.body else None
     before = owner_state(mind)
+    owned = (webhook.pk, delivery.pk)
 
     # 1. The agent of another mind, with its own valid Mind Key.
     response = call(stranger_agent, case.method, path, body)
@@ -297,14 +355,14 @@ def test_another_mind_cannot_reach_the_owners_data(
         assert response.status_code in (case.agent_status or (404,)), response.content
     else:  # scoped: it acts on its own mind
         assert response.status_code in (200, 201), response.content
-    assert_nothing_of(response, mind, memory, asked=path)
+    assert_nothing_of(response, mind, memory, asked=path, also=owned)
     assert owner_state(mind) == before
 
     # 2. A person who does not own the mind, naming it in the query, a header, or the path.
     if case.kind == "people-scoped":
         response = call(other_human, case.method, path, body)
         assert response.status_code in (200, 201), response.content
-        assert_nothing_of(response, mind, memory, asked=path)
+        assert_nothing_of(response, mind, memory, asked=path, also=owned)
     else:
         separator = "&" if "?" in path else "?"
         attempts = [
@@ -313,7 +371,7 @@ def test_another_mind_cannot_reach_the_owners_data(
         ]
         for response in attempts:
             assert response.status_code == 404, response.content
-            assert_nothing_of(response, mind, memory, asked=path)
+            assert_nothing_of(response, mind, memory, asked=path, also=owned)
     assert owner_state(mind) == before
 
     # 3. The stranger's owner, naming their own mind while reaching for the owner's data.
@@ -321,8 +379,9 @@ def test_another_mind_cannot_reach_the_owners_data(
     if case.kind == "object":
         response = call(stranger, case.method, f"{path}?mind={stranger_mind.mind.pk}", body)
         assert response.status_code == 404, response.content
-        assert_nothing_of(response, mind, memory, asked=path)
+        assert_nothing_of(response, mind, memory, asked=path, also=owned)
     assert owner_state(mind) == before
+    assert receiver.received == []  # nothing was sent on the owner's behalf
 
 
 # --- MCP -----------------------------------------------------------------------------------------
@@ -391,12 +450,14 @@ def test_a_person_cannot_use_mcp_and_no_tool_verifies(owner, owner_mind, setting
 
 
 @pytest.fixture
-def dashboard_urls(setting):
+def dashboard_urls(setting, owner_webhook):
     mind, memory = setting
+    webhook, delivery, _ = owner_webhook
     event = MemoryEvent.objects.filter(memory_id=memory.pk).first()
     base = f"/dashboard/minds/{mind.pk}/"
     return {
-        name: base + suffix.format(memory=memory.pk, event=event.pk)
+        name: base
+        + suffix.format(memory=memory.pk, event=event.pk, webhook=webhook.pk, delivery=delivery.pk)
         for name, suffix in DASHBOARD_MIND_ROUTES.items()
     }
 

@@ -151,6 +151,25 @@ def test_a_test_ping_is_sent_at_once_and_not_retried(mind):
     assert webhook.paused_until is None and webhook.enabled
 
 
+def test_a_ping_as_the_last_event_leaves_nothing_to_serve(mind):
+    with receiving() as receiver:
+        webhook = hook(mind, receiver.url)
+        other = hook(mind, receiver.url)
+        remember(mind, "a", "one")
+        services.webhook_test(webhook=webhook, actor=PERSON)
+        assert sending.deliver_due() == 2  # the change, to each; the ping was its request's
+        assert sending.due_webhooks(now=timezone.now(), limit=10) == []
+        assert sorted(p["type"] for p in receiver.verified(SECRET)) == [
+            "memory.created",
+            "memory.created",
+            "ping",
+        ]
+    webhook.refresh_from_db()
+    other.refresh_from_db()
+    assert webhook.fanned_seq == other.fanned_seq == 2
+    assert WebhookDelivery.objects.filter(webhook=other).count() == 1  # no one else's ping
+
+
 def test_redeliver_sends_a_delivered_event_again_and_refuses_a_disabled_webhook(mind):
     with receiving() as receiver:
         webhook = hook(mind, receiver.url)
