@@ -83,10 +83,11 @@ def plain_post_rate(url: str, bodies: list[bytes]) -> float:
 
 def measure(server, db, *, quick: bool, say=print) -> dict:
     """Every figure of this benchmark, on a running server over `db`."""
+    from django.conf import settings
+
     from bench import bench_sync, run_all
     from memories.models import Memory
     from tests.webhook_receiver import receiving
-    from django.conf import settings
 
     # This process registers the webhooks; the server and the worker read it from the env.
     settings.SYNAPSE_WEBHOOKS_ALLOW_PRIVATE = True

@@ -27,6 +27,8 @@ MAX_WEBHOOKS = 20
 ROTATION_GRACE = timedelta(hours=24)
 
 FIELDS = ("url", "events", "secret", "enabled")
+# A test ping its request did not send (the process died) is sent by the worker after this.
+PING_TAKEN_OVER = timedelta(minutes=1)
 
 
 @dataclass(frozen=True)
@@ -98,42 +100,53 @@ def webhook_create(*, mind: Mind, body: Any, now: datetime | None = None) -> Reg
 def webhook_update(*, webhook: Webhook, body: Any, now: datetime | None = None) -> Webhook:
     """Change any of `url, events, secret, enabled`. A new secret signs at once and the
     previous one still signs for ROTATION_GRACE; enabling a webhook clears why it was
-    disabled and sends what waited."""
+    disabled and sends what waited. Only the columns the body changes are written, from the
+    row as it is now: what the worker wrote meanwhile (a lease, a pause, a disable) stays."""
     values = _judged(body, creating=False)
     now = now or timezone.now()
-    if "url" in values:
-        webhook.url = values["url"]
-    if "events" in values:
-        webhook.events = values["events"]
-    if "secret" in values:
-        _rotate(webhook, values["secret"], now=now)
-    if "enabled" in values and values["enabled"] != webhook.enabled:
-        webhook.enabled = values["enabled"]
-        if webhook.enabled:
-            webhook.disabled_reason, webhook.disabled_at, webhook.paused_until = "", None, None
-            # Events of the time it was off are not sent; deliveries that waited are.
-            webhook.fanned_seq = events.last_seq(webhook.mind_id)
-        else:
-            webhook.disabled_at = now
-    webhook.updated_at = now
-    webhook.save()
-    if webhook.enabled:
-        transaction.on_commit(events.wake_worker)
+    with transaction.atomic():
+        current = Webhook.objects.select_for_update().get(pk=webhook.pk)
+        changed = {"updated_at"}
+        if "url" in values:
+            current.url = values["url"]
+            changed.add("url")
+        if "events" in values:
+            current.events = values["events"]
+            changed.add("events")
+        if "secret" in values:
+            changed |= _rotate(current, values["secret"], now=now)
+        if "enabled" in values and values["enabled"] != current.enabled:
+            current.enabled = values["enabled"]
+            changed |= {"enabled", "disabled_at", "disabled_reason", "paused_until", "fanned_seq"}
+            if current.enabled:
+                current.disabled_reason, current.disabled_at = "", None
+                current.paused_until = None
+                # Events of the time it was off are not sent; deliveries that waited are.
+                current.fanned_seq = events.last_seq(current.mind_id)
+            else:
+                current.disabled_at = now
+                changed -= {"paused_until", "fanned_seq"}
+        current.updated_at = now
+        current.save(update_fields=sorted(changed))
+        if current.enabled:
+            transaction.on_commit(events.wake_worker)
+    webhook.refresh_from_db()
     return webhook
 
 
-def _rotate(webhook: Webhook, secret: str, *, now: datetime) -> None:
+def _rotate(webhook: Webhook, secret: str, *, now: datetime) -> set[str]:
     """`secret` signs from now on; the one it replaces, and those replaced within the last
     ROTATION_GRACE, still sign until their grace ends (a second rotation in a day keeps the
-    secret receivers may still use)."""
+    secret receivers may still use). The columns it changed."""
     current = unseal(webhook.secret_sealed)
     if current == secret:
-        return
+        return set()
     previous = signing.previous_unsealed(webhook.previous_secrets_sealed, now=now)
     until = now + ROTATION_GRACE
     webhook.previous_secrets_sealed = signing.previous_sealed([*previous, (current, until)])
     webhook.previous_secret_until = until
     webhook.secret_sealed = seal(secret)
+    return {"previous_secrets_sealed", "previous_secret_until", "secret_sealed"}
 
 
 def webhook_rotate_secret(*, webhook: Webhook, now: datetime | None = None) -> str:
@@ -141,9 +154,12 @@ def webhook_rotate_secret(*, webhook: Webhook, now: datetime | None = None) -> s
     signs for ROTATION_GRACE."""
     now = now or timezone.now()
     secret = signing.secret_generate()
-    _rotate(webhook, secret, now=now)
-    webhook.updated_at = now
-    webhook.save()
+    with transaction.atomic():
+        current = Webhook.objects.select_for_update().get(pk=webhook.pk)
+        changed = _rotate(current, secret, now=now)
+        current.updated_at = now
+        current.save(update_fields=sorted(changed | {"updated_at"}))
+    webhook.refresh_from_db()
     return secret
 
 
@@ -163,9 +179,13 @@ def webhook_test(*, webhook: Webhook, actor: Actor) -> WebhookDelivery:
             now=now,
             hooks=[(webhook.pk, webhook.events)],
         )
-        # Not due: this request sends it, and the worker never takes it.
+        # This request sends it; the worker only if the request died before it could.
         delivery = WebhookDelivery.objects.create(
-            webhook=webhook, event_id=ping["id"], seq=ping["seq"], created_at=now
+            webhook=webhook,
+            event_id=ping["id"],
+            seq=ping["seq"],
+            created_at=now,
+            next_attempt_at=now + PING_TAKEN_OVER,
         )
     delivery = WebhookDelivery.objects.select_related("event").get(pk=delivery.pk)
     sending.attempt(webhook, delivery)

@@ -1,6 +1,6 @@
-"""The README's webhooks section as a user follows it: its curl registers a webhook on gunicorn started as
-`make run` starts it (with SYNAPSE_WEBHOOKS_ALLOW_PRIVATE=true, as the page says), its
-receiver runs as printed (only the port is a free one), the worker delivers a stored
+"""The README's webhooks section as a user follows it: its curl registers a webhook on
+gunicorn started as `make run` starts it (with SYNAPSE_WEBHOOKS_ALLOW_PRIVATE=true, as the
+page says), its receiver runs as printed (only the port is a free one), the worker delivers a stored
 memory's event, and the receiver prints it; a forged request gets its 401."""
 
 from __future__ import annotations

@@ -138,3 +138,32 @@ def test_two_rotations_in_a_day_keep_every_secret_a_receiver_may_still_use(mind)
         first,
     ]
     assert sending.secrets_in_force(webhook, now + timedelta(hours=26)) == [second]
+
+
+def test_a_change_keeps_what_the_worker_wrote_meanwhile(mind):
+    webhook = hook(mind, "http://127.0.0.1:9/hook")
+    pause = timezone.now() + timedelta(minutes=5)
+    Webhook.objects.filter(pk=webhook.pk).update(
+        enabled=False, disabled_reason="The receiver answered 410 Gone.", fanned_seq=7
+    )
+    webhook_update(webhook=webhook, body={"events": "memory.deleted"})  # read before the 410
+    webhook.refresh_from_db()
+    assert not webhook.enabled and webhook.fanned_seq == 7 and webhook.events == ["memory.deleted"]
+    Webhook.objects.filter(pk=webhook.pk).update(enabled=True, paused_until=pause)
+    services.webhook_rotate_secret(webhook=webhook)
+    webhook.refresh_from_db()
+    assert webhook.paused_until == pause
+
+
+def test_a_ping_its_request_never_sent_is_sent_once_by_the_worker(mind, monkeypatch):
+    with receiving() as receiver:
+        webhook = hook(mind, receiver.url)
+        monkeypatch.setattr(sending, "attempt", lambda webhook, delivery: None)  # it died
+        services.webhook_test(webhook=webhook, actor=PERSON)
+        monkeypatch.undo()
+        assert sending.deliver_due() == 0  # the request may still be sending it
+        ping = WebhookDelivery.objects.get()
+        assert ping.next_attempt_at - ping.created_at == services.PING_TAKEN_OVER
+        WebhookDelivery.objects.update(next_attempt_at=timezone.now())  # a minute later
+        assert sending.deliver_due() == 1
+        assert [p["type"] for p in receiver.verified(SECRET)] == ["ping"]
