@@ -144,5 +144,13 @@ def stranger_agent(stranger_mind) -> APIClient:
 
 
 @pytest.fixture
+def admin_client(client, django_user_model):
+    """A staff member signed in to the admin (an email account: the user model has no username)."""
+    admin = django_user_model.objects.create_superuser(email="admin@example.com", password="pw")
+    client.force_login(admin)
+    return client
+
+
+@pytest.fixture
 def anon() -> APIClient:
     return APIClient()

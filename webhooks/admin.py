@@ -60,19 +60,7 @@ class WebhookAdmin(_WebhookAdminBase):
         "created_at",
         "updated_at",
     ]
-    readonly_fields = [
-        "id",
-        "mind",
-        "url",
-        "events",
-        "enabled",
-        "disabled_reason",
-        "disabled_at",
-        "previous_secret_until",
-        "paused_until",
-        "created_at",
-        "updated_at",
-    ]
+    readonly_fields = fields  # changed only through the actions, which use the service
     inlines = [DeliveryInline]
     actions = ["enable", "disable"]
 

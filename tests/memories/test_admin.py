@@ -14,13 +14,6 @@ AGENT = Actor(kind="agent", name="mk_test")
 
 
 @pytest.fixture
-def admin_client(client, django_user_model):
-    admin = django_user_model.objects.create_superuser(email="admin@example.com", password="pw")
-    client.force_login(admin)
-    return client
-
-
-@pytest.fixture
 def memory(mind):
     return memory_upsert(
         mind=mind, actor=AGENT, category="fact", key="fact_tea", content="Drinks green tea"

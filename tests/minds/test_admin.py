@@ -6,13 +6,6 @@ from tests.factories import remember
 pytestmark = pytest.mark.django_db
 
 
-@pytest.fixture
-def admin_client(client, django_user_model):
-    admin = django_user_model.objects.create_superuser(email="admin@example.com", password="pw")
-    client.force_login(admin)
-    return client
-
-
 def test_mind_changelist_lists_and_searches(admin_client, mind, stranger_mind):
     response = admin_client.get("/admin/minds/mind/", {"q": "Olive"})
     assert response.status_code == 200

@@ -14,13 +14,6 @@ pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
-def admin_client(client, django_user_model):
-    admin = django_user_model.objects.create_superuser(email="admin@example.com", password="pw")
-    client.force_login(admin)
-    return client
-
-
-@pytest.fixture
 def webhook(mind, settings):
     settings.SYNAPSE_WEBHOOKS_ALLOW_PRIVATE = True
     return webhook_create(mind=mind, body={"url": "http://127.0.0.1:9/hook"}).webhook
