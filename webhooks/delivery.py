@@ -62,6 +62,8 @@ BATCH = 20
 THREADS = 16
 # The dispatcher looks for due deliveries at least this often (seconds), woken or not.
 LOOK_EVERY = 2.0
+# Seconds the dispatcher waits after a wake-up, so the events of a burst go out together.
+GATHER = 0.1
 # Finished deliveries, their attempts and events stay in the log this long.
 LOG_KEPT = timedelta(days=30)
 PRUNE_EVERY = 3600.0
@@ -211,6 +213,7 @@ def serve(webhook_id: str) -> int:
     each batch's attempts together; stops at the first failure. Returns the deliveries
     that reached the receiver."""
     delivered = 0
+    renewed = time.monotonic()
     try:
         while True:
             now = timezone.now()
@@ -230,7 +233,6 @@ def serve(webhook_id: str) -> int:
                     continue  # events none of which it takes: the next ones
                 return delivered
             answers = []
-            renewed = time.monotonic()
             for delivery in batch:
                 if time.monotonic() - renewed > RENEW_AFTER:
                     _renew(webhook_id)
@@ -243,7 +245,9 @@ def serve(webhook_id: str) -> int:
             delivered += sum(answer.delivered for _, answer in answers)
             if not answers[-1][1].delivered:
                 return delivered
-            _renew(webhook_id)
+            if time.monotonic() - renewed > RENEW_AFTER:
+                _renew(webhook_id)
+                renewed = time.monotonic()
     finally:
         Webhook.objects.filter(pk=webhook_id).update(lease_until=None)
 
@@ -312,6 +316,8 @@ class Dispatcher:
     def run_forever(self) -> None:
         while not self._stopped.is_set():
             self._woken.wait(timeout=LOOK_EVERY)
+            # A burst of writes is served as one batch: each round costs the database writes.
+            time.sleep(GATHER)
             self._woken.clear()
             if self._stopped.is_set():
                 break

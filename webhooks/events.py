@@ -173,16 +173,17 @@ def fan_out(webhook: Webhook, *, now: datetime) -> int:
     after `fanned_seq`) and takes, due now; a ping is only ever its own webhook's. Moves
     `fanned_seq` in the same transaction, and only from the value read, so two workers never
     make a delivery twice. Returns the deliveries made."""
+    # Read first, outside the transaction: on SQLite a transaction takes the write lock the
+    # web workers wait for, and most looks find nothing new. Pings are read too, and skipped
+    # past: a mind whose last event is a ping would otherwise look unfanned for ever.
+    events = list(
+        WebhookEvent.objects.filter(mind_id=webhook.mind_id, seq__gt=webhook.fanned_seq)
+        .order_by("seq")
+        .values_list("id", "seq", "type")[:FAN_OUT_BATCH]
+    )
+    if not events:
+        return 0
     with transaction.atomic():
-        # Pings are read too, and skipped past: a mind whose last event is a ping would
-        # otherwise look unfanned for ever, and the worker would serve it without end.
-        events = list(
-            WebhookEvent.objects.filter(mind_id=webhook.mind_id, seq__gt=webhook.fanned_seq)
-            .order_by("seq")
-            .values_list("id", "seq", "type")[:FAN_OUT_BATCH]
-        )
-        if not events:
-            return 0
         moved = Webhook.objects.filter(pk=webhook.pk, fanned_seq=webhook.fanned_seq).update(
             fanned_seq=events[-1][1]
         )
