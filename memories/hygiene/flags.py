@@ -26,7 +26,7 @@ from minds.models import Mind
 CONTRADICTION = HygieneDismissal.Kind.CONTRADICTION
 DUPLICATE = HygieneDismissal.Kind.DUPLICATE
 # What a flag says, in words (never a colour alone).
-LABELS = {CONTRADICTION: "Contradicts", DUPLICATE: "Near-repeat of"}
+LABELS: dict[str, str] = {CONTRADICTION: "Contradicts", DUPLICATE: "Near-repeat of"}
 # Flags kept per memory: a memory in a large group of near-repeats names a few of them.
 MOST_PER_MEMORY = 5
 

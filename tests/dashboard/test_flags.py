@@ -114,7 +114,7 @@ def test_verify_matching_says_how_many_are_flagged(web, mind):
     for n, text in enumerate(PLAIN):
         agent_store(mind, key=f"plain_{n}", content=text)
     hygiene_check(mind=mind)
-    response, form = confirm(web, mind, verified="no")
+    response, _ = confirm(web, mind, verified="no")
     html = response.content.decode()
     assert "<strong>2 of these 5</strong> are flagged as contradicting" in html
     assert f"/memories/{a.pk}/" in html and f"/memories/{b.pk}/" in html
@@ -122,7 +122,7 @@ def test_verify_matching_says_how_many_are_flagged(web, mind):
 
 
 def test_verify_matching_leaves_flagged_ones_out_when_ticked(web, mind):
-    a, b = _contradiction(mind)
+    _contradiction(mind)
     plain = agent_store(mind, key="plain", content=PLAIN[1])
     hygiene_check(mind=mind)
     _, form = confirm(web, mind, verified="no")

@@ -104,7 +104,10 @@ def test_an_expired_other_is_not_a_target(mind):
     now = timezone.now()
     a = agent_store(mind, key="office", content="The office is in Berlin")
     b = agent_store(
-        mind, key="office_now", content="The office is in Munich", expires_at=now + timedelta(days=1)
+        mind,
+        key="office_now",
+        content="The office is in Munich",
+        expires_at=now + timedelta(days=1),
     )
     hygiene_check(mind=mind, now=now)
     assert a.pk in memory_flags(mind=mind, memory_ids=[a.pk], now=now)
