@@ -63,8 +63,10 @@ def flags_found(
         add(pair.a, CONTRADICTION, pair.b, pair.reason)
         add(pair.b, CONTRADICTION, pair.a, pair.reason)
     for group in groups:
+        # The group's first few name enough (a group can hold thousands).
+        named = group.memories[: MOST_PER_MEMORY + 1]
         for memory in group.memories:
-            for other in group.memories:
+            for other in named:
                 if other.pk != memory.pk:
                     add(memory, DUPLICATE, other, "")
     return found
