@@ -97,7 +97,7 @@ def hygiene_check_due(*, now: datetime | None = None) -> int:
 def hygiene_counts(*, mind: Mind) -> dict[str, Any]:
     """What the checks last found ({kind: (count, ids)}, None before the first check) and
     the proposals waiting now; `checked_at` when the checks ran."""
-    stored = HygieneCounts.objects.filter(mind=mind).first()
+    stored = HygieneCounts.objects.filter(mind=mind).defer("flags").first()
     proposals = SupersedeProposal.objects.filter(mind=mind).order_by("-created_at", "-id")
     return {
         "contradictions": None
