@@ -403,6 +403,10 @@ class HygieneCounts(models.Model):
     # Up to ATTENTION_IDS memory ids of each, for the attention items.
     contradiction_ids = models.JSONField(default=list, blank=True)
     duplicate_ids = models.JSONField(default=list, blank=True)
+    # Every flagged memory's flags, for the review queue and the memory page
+    # (memories/hygiene/flags.py): {memory id: {"content": digest, "flags": [[kind, other id,
+    # reason], …]}}.
+    flags = models.JSONField(default=dict, blank=True)
     through_event = models.BigIntegerField(default=0)
     checked_at = models.DateTimeField(default=timezone.now)
 

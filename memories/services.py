@@ -33,6 +33,7 @@ from memories.embeddings.text import EMBEDDED_FIELDS
 from memories.fields import TOMBSTONE_FIELDS
 from memories.filters import NO_FILTERS, MemoryFilters
 from memories.hygiene import duplicates
+from memories.hygiene.flags import memory_flags
 from memories.models import Memory, MemoryEvent, MemoryTag, SupersedeProposal
 from memories.recall import recall_caches_forget
 from memories.rules import (
@@ -538,11 +539,13 @@ def memory_verify_many(
 
 @dataclass
 class VerifiedMatching:
-    """What memory_verify_matching did: how many memories it verified, and how many that
-    match it left as they are because they were written after the caller looked."""
+    """What memory_verify_matching did: how many memories it verified, how many that
+    match it left as they are because they were written after the caller looked, and how
+    many it left because they are flagged (with `skip_flagged`)."""
 
     verified: int
     changed: int
+    skipped: int = 0
 
 
 def memory_verify_matching(
@@ -552,10 +555,13 @@ def memory_verify_matching(
     seen_at: datetime,
     filters: MemoryFilters = NO_FILTERS,
     q: str | None = None,
+    skip_flagged: bool = False,
     now: datetime | None = None,
 ) -> VerifiedMatching:
     """Verify every unverified memory of `mind` that memory_list(filters, q) lists, on every
-    page, in one transaction; each is audited as memory_verify audits it.
+    page, in one transaction; each is audited as memory_verify audits it. With
+    `skip_flagged`, those flagged as contradicting or nearly repeating another memory
+    (hygiene.flags.memory_flags) are left unverified and counted in `skipped`.
 
     `seen_at` is when the caller looked at what it verifies (from selectors.diff_until, so
     every write stamped before it was in view): a matching memory written after it is left
@@ -568,6 +574,11 @@ def memory_verify_matching(
         if seen_at > now:
             raise Invalid.one("seen_at", "May not lie in the future.")
         ids = memory_unverified_matching_ids(mind=mind, filters=filters, q=q, now=now)
+        skipped = 0
+        if skip_flagged:
+            flagged = memory_flags(mind=mind, memory_ids=ids, now=now)
+            skipped = len(flagged)
+            ids = [i for i in ids if i not in flagged]
         batch = _Writes(actor=actor, now=now)
         changed = 0
         for start in range(0, len(ids), rows.SAME_VALUES_CHUNK):
@@ -578,7 +589,7 @@ def memory_verify_matching(
                 elif not memory.verified:
                     _mark_verified(batch, memory, verified=True)
         batch.persist()
-    return VerifiedMatching(verified=len(batch.events), changed=changed)
+    return VerifiedMatching(verified=len(batch.events), changed=changed, skipped=skipped)
 
 
 # --- Supersede ----------------------------------------------------------------------------

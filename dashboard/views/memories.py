@@ -32,6 +32,7 @@ from dashboard.views.common import (
 from memories import audit, services
 from memories.actors import Actor
 from memories.filters import MemoryFilters
+from memories.hygiene.flags import flagged_memories, memory_flags
 from memories.hygiene.supersede import proposals_waiting
 from memories.models import Memory, MemoryEvent
 from memories.rules import parse_timestamp
@@ -43,8 +44,14 @@ from memories.selectors import (
     memory_counts,
     memory_ids_present,
     memory_list,
+    memory_related,
     memory_unverified_matching_ids,
 )
+
+# Related memories the memory page lists (the API's /memory/{id}/related pages through all).
+RELATED_SHOWN = 5
+# Flagged memories "verify all matching" lists by name.
+FLAGGED_SHOWN = 50
 
 
 def _detail_url(memory: Memory) -> str:
@@ -135,7 +142,13 @@ def memory_detail(request: HttpRequest, mind_id: str, memory_id: str) -> HttpRes
     return render(
         request,
         "dashboard/memory_detail.html",
-        {"mind": mind, "memory": memory, "history": history},
+        {
+            "mind": mind,
+            "memory": memory,
+            "history": history,
+            "flags": memory_flags(mind=mind, memory_ids=[memory.pk]).get(memory.pk, []),
+            "related": memory_related(mind=mind, memory=memory, limit=RELATED_SHOWN),
+        },
     )
 
 
@@ -313,12 +326,19 @@ def review_queue(request: HttpRequest, mind_id: str) -> HttpResponse:
     page = paged(request, queue)
     here = request.get_full_path()
     shown = list(page)
+    flags = memory_flags(mind=mind, memory_ids=[memory.pk for memory in shown])
     rows = []
     for i, memory in enumerate(shown):
         # Where the person lands after acting on this row: the row after it (the row itself
         # leaves the queue), or the one before when it is the last.
         after = shown[i + 1] if i + 1 < len(shown) else shown[i - 1] if i else None
-        rows.append({"memory": memory, "after": f"{here}#row-{after.pk}" if after else here})
+        rows.append(
+            {
+                "memory": memory,
+                "after": f"{here}#row-{after.pk}" if after else here,
+                "flags": flags.get(memory.pk, []),
+            }
+        )
     return render(
         request,
         "dashboard/review.html",
@@ -361,6 +381,7 @@ def verify_matching(request: HttpRequest, mind_id: str) -> HttpResponse:
                 seen_at=parse_timestamp(request.POST.get("seen", "")),
                 filters=filters,
                 q=query,
+                skip_flagged=request.POST.get("skip_flagged") == "on",
             )
         except ValueError:
             messages.error(request, "That form is incomplete: nothing was verified.")
@@ -371,16 +392,20 @@ def verify_matching(request: HttpRequest, mind_id: str) -> HttpResponse:
         return redirect(back)
     seen_at = diff_until(mind=mind)  # every write stamped before it is in the count
     try:
-        count = len(memory_unverified_matching_ids(mind=mind, filters=filters, q=query))
+        ids = memory_unverified_matching_ids(mind=mind, filters=filters, q=query)
     except Invalid as exc:
         messages.error(request, f"Nothing to verify: {exc.text()}")
         return redirect(back)
+    count = len(ids)
+    flagged = flagged_memories(mind=mind, memory_ids=ids)
     return render(
         request,
         "dashboard/verify_matching.html",
         {
             "mind": mind,
             "count": count,
+            "flagged": flagged[:FLAGGED_SHOWN],
+            "flagged_count": len(flagged),
             "seen": seen_at.isoformat(),
             "described": [
                 (form[name].label, _shown_value(form, name))
@@ -410,12 +435,18 @@ def _shown_value(form: MemoryFilterForm, name: str) -> str:
 def _verified_matching(request: HttpRequest, result: services.VerifiedMatching) -> None:
     done, changed = result.verified, result.changed
     verified = f"Verified {done:,} memor{'y' if done == 1 else 'ies'}"
+    if result.skipped:
+        n = result.skipped
+        verified += (
+            f"; left {n:,} flagged memor{'y' if n == 1 else 'ies'} unverified (contradicting or "
+            "nearly repeating another): look at them in the review queue"
+        )
     if changed:
         left = f"{changed:,} changed since you looked and {'was' if changed == 1 else 'were'}"
         messages.warning(
             request, f"{verified}; {left} left as {'it is' if changed == 1 else 'they are'}."
         )
-    elif done:
+    elif done or result.skipped:
         messages.success(request, f"{verified}.")
     else:
         messages.info(request, "Nothing to verify: every memory these filters match is verified.")
