@@ -35,6 +35,21 @@ SNIPPET_CLOSE = "»"
 SNIPPET_ELLIPSIS = "…"
 SNIPPET_TOKENS = 16
 
+
+def content_lead(content: str) -> str:
+    """The start of a content, as a snippet of it with no word matched."""
+    words = content.split()
+    head = " ".join(words[:SNIPPET_TOKENS])
+    return head + (SNIPPET_ELLIPSIS if len(words) > SNIPPET_TOKENS else "")
+
+
+def content_snippet(marked: str | None, content: str) -> str:
+    """A search snippet: always of the content, its matched words marked, or its start
+    (`content_lead`) when only the key or a tag matched. Every face shows the key beside the
+    snippet: a snippet of the key would show it twice and hide what the memory says."""
+    return marked if marked and SNIPPET_OPEN in marked else content_lead(content)
+
+
 TAGS_TEXT = "(SELECT group_concat(value, ' ') FROM json_each({row}.tags))"
 MIND_TOKEN = "replace({row}.mind_id, '_', '')"
 
@@ -110,8 +125,7 @@ page AS MATERIALIZED (
 )
 SELECT m.*, -page.hit_rank AS search_score, (SELECT count(*) FROM matched) AS search_total,
        snippet({FTS_TABLE}, 2, '{SNIPPET_OPEN}', '{SNIPPET_CLOSE}', '{SNIPPET_ELLIPSIS}',
-               {SNIPPET_TOKENS}) AS search_snippet,
-       highlight({FTS_TABLE}, 0, '{SNIPPET_OPEN}', '{SNIPPET_CLOSE}') AS search_key
+               {SNIPPET_TOKENS}) AS search_snippet
 """
 # Best match first; equal scores (rare: same words, same lengths): the newer memory first.
 RANK_ORDER = "hit_rank, hit_rowid DESC"
@@ -140,7 +154,6 @@ class SearchColumns(TypedDict):
     search_score: float
     search_total: int
     search_snippet: str | None
-    search_key: str | None
 
 
 if TYPE_CHECKING:
@@ -196,7 +209,7 @@ def search(
     found = Memory.objects.raw(sql, [expression, mind_id, *params, limit, offset, expression])
     rows = cast("list[SearchRow]", list(found))
     for memory in rows:
-        memory.search_snippet = _snippet(memory)
+        memory.search_snippet = content_snippet(memory.search_snippet, memory.content)
     if not rows and offset:  # past the last page: still say how many there are
         return Hits([], _count(expression, mind_id, where, params))
     return Hits(rows, rows[0].search_total if rows else 0)
@@ -211,8 +224,7 @@ ORDER BY score DESC, m.rowid DESC LIMIT %s
 
 _SNIPPET_COLUMNS = f"""
 SELECT m.id, snippet({FTS_TABLE}, 2, '{SNIPPET_OPEN}', '{SNIPPET_CLOSE}', '{SNIPPET_ELLIPSIS}',
-                     {SNIPPET_TOKENS}),
-       highlight({FTS_TABLE}, 0, '{SNIPPET_OPEN}', '{SNIPPET_CLOSE}')
+                     {SNIPPET_TOKENS})
 """
 # Snippets of given memories, the two ways `search` has (above): by rowid, or in one pass.
 SNIPPETS_SQL_BY_ROWID = f"""
@@ -290,9 +302,10 @@ def snippets(*, mind_id: str, parsed: ParsedQuery, memories: list[Memory]) -> di
     marks = ", ".join(["%s"] * len(memories))
     template = SNIPPETS_SQL_ONE_PASS if _one_pass(parsed) else SNIPPETS_SQL_BY_ROWID
     sql = template.format(marks=marks)
+    by_id = {m.pk: m for m in memories}
     with connection.cursor() as cursor:
-        cursor.execute(sql, [*(m.pk for m in memories), expression])
-        return {memory_id: _pick(content, key) for memory_id, content, key in cursor.fetchall()}
+        cursor.execute(sql, [*by_id, expression])
+        return {pk: content_snippet(marked, by_id[pk].content) for pk, marked in cursor.fetchall()}
 
 
 def passing(
@@ -349,21 +362,6 @@ def _count(expression: str, mind_id: str, where: str, params: list[Any]) -> int:
         cursor.execute(sql, [expression, mind_id, *params])
         total: int = cursor.fetchone()[0]
         return total
-
-
-def _snippet(memory: SearchRow) -> str:
-    return _pick(memory.search_snippet, memory.search_key)
-
-
-def _pick(content: str | None, key: str | None) -> str:
-    """The content around the matched words; the key when only the key or tags matched."""
-    content = content or ""
-    if SNIPPET_OPEN in content:
-        return content
-    key = key or ""
-    if SNIPPET_OPEN in key:
-        return key
-    return content
 
 
 # --- maintenance -------------------------------------------------------------------------
