@@ -114,7 +114,8 @@ class MemorySearchView(APIView):
                         help_text="Memories, best first, each with `score` (higher is better; "
                         "in `semantic` mode the cosine similarity), `snippet` (of the content, "
                         "matched words marked «like this»; its start when only the key or a "
-                        f"tag matched, or found by meaning alone) and `match`: one of {', '.join(MATCHES)}.",
+                        "tag matched, or found by meaning alone) and `match`: one of "
+                        f"{', '.join(MATCHES)}.",
                     ),
                     "total": serializers.IntegerField(
                         help_text="All results, not only this page. `keyword`: every match. "

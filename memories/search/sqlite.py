@@ -6,7 +6,7 @@ The DDL is created by migration 0002_search_index and repeated here for
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, TypedDict, cast
@@ -168,16 +168,18 @@ class Hits:
     total: int
 
 
-def match_expression(*, mind_id: str, parsed: ParsedQuery, tag: str | None = None) -> str:
-    """The whole MATCH: the mind's token AND (the tag's words in `tags`) AND the user query.
+def match_expression(*, mind_id: str, parsed: ParsedQuery, tags: Sequence[str] = ()) -> str:
+    """The whole MATCH: the mind's token AND (each tag's words in `tags`) AND the user query.
 
     The tag part only narrows early; the exact tag test is the filter in SQL, since
     "docker compose" also matches the tags ["docker", "compose"].
     """
     token = mind_token(mind_id).replace('"', '""')
-    narrow = ""
-    if tag and any(ch.isalnum() for ch in tag):
-        narrow = ' AND tags : "' + tag.replace('"', '""') + '"'
+    narrow = "".join(
+        ' AND tags : "' + tag.replace('"', '""') + '"'
+        for tag in tags
+        if any(ch.isalnum() for ch in tag)
+    )
     return f'mind_id : "{token}"{narrow} AND ({to_fts5(parsed)})'
 
 
@@ -195,7 +197,7 @@ def search(
 
     Best match first, or in the order SORTS[sort] names.
     """
-    expression = match_expression(mind_id=mind_id, parsed=parsed, tag=filters.tag)
+    expression = match_expression(mind_id=mind_id, parsed=parsed, tags=filters.all_tags)
     where, params = filters.sql(now=now, db=connection)
     template = SEARCH_SQL_ONE_PASS if _one_pass(parsed) else SEARCH_SQL_BY_ROWID
     if sort is None:
@@ -247,7 +249,7 @@ def ranking(
 ) -> list[tuple[str, float]]:
     """The best `limit` matches as (memory id, score), in `search`'s order, without the
     rows or snippets (hybrid search fuses these ids, then reads only the page)."""
-    expression = match_expression(mind_id=mind_id, parsed=parsed, tag=filters.tag)
+    expression = match_expression(mind_id=mind_id, parsed=parsed, tags=filters.all_tags)
     where, params = filters.sql(now=now, db=connection)
     with connection.cursor() as cursor:
         cursor.execute(
@@ -280,7 +282,7 @@ def ranking_counted(
     now: datetime,
 ) -> tuple[list[tuple[str, float]], int, set[str]]:
     """`ranking`, and with it how many match in all and which of `among` match."""
-    expression = match_expression(mind_id=mind_id, parsed=parsed, tag=filters.tag)
+    expression = match_expression(mind_id=mind_id, parsed=parsed, tags=filters.all_tags)
     where, params = filters.sql(now=now, db=connection)
     marks = ", ".join(["%s"] * len(among)) or "NULL"
     sql = RANKING_COUNTED_SQL.format(filters=where, marks=marks, **WEIGHTS)
