@@ -15,7 +15,7 @@ from django.views.decorators.debug import sensitive_variables
 
 from accounts.services import password_problems
 from memories.filters import SORTS, Expired, MemoryFilters
-from memories.models import Category, Memory, Priority, Source
+from memories.models import MAX_TAG_LENGTH, Category, Memory, Priority, Source
 from memories.rules import normalize_tag
 from memories.search import MAX_QUERY_CHARS
 from memories.versions import memory_version
@@ -133,6 +133,14 @@ EXPIRED_CHOICES = [
 EXPIRED_MODES: dict[str, Expired] = {"": "hide", "include": "include", "only": "only"}
 
 
+MAX_FILTER_TAGS = 10
+
+
+def filter_tags(text: str) -> list[str]:
+    """The tags of a comma-separated filter, normalised, each once, in the order given."""
+    return list(dict.fromkeys(t for t in (normalize_tag(p) for p in text.split(",")) if t))
+
+
 class MemoryFilterForm(forms.Form):
     """The filters of a mind's memory table (all optional; read from the query string)."""
 
@@ -161,7 +169,21 @@ class MemoryFilterForm(forms.Form):
         required=False,
         choices=[("", "Verified or not"), ("yes", "Verified"), ("no", "Unverified")],
     )
-    tag = forms.CharField(label="Tag", required=False, max_length=64)
+    # Several tags, comma-separated: a memory must have every one. The page offers the
+    # mind's most used tags to pick from (`data-tag-list`, dashboard.js).
+    tag = forms.CharField(
+        label="Tags (all must match)",
+        required=False,
+        max_length=MAX_FILTER_TAGS * (MAX_TAG_LENGTH + 2),
+        widget=forms.TextInput(
+            attrs={
+                "placeholder": "e.g. office, munich",
+                "list": "mind-tags",
+                "autocomplete": "off",
+                "data-tag-list": "",
+            }
+        ),
+    )
     expired = forms.ChoiceField(label="Expired", required=False, choices=EXPIRED_CHOICES)
     superseded = forms.ChoiceField(
         label="Superseded",
@@ -174,6 +196,9 @@ class MemoryFilterForm(forms.Form):
         # The empty choice is the default order: the best match during a search, else the
         # most recently updated, which a list without a search then names only once.
         searching = bool(data and str(data.get("q", "")).strip())
+        if data is not None and hasattr(data, "getlist") and len(data.getlist("tag")) > 1:
+            data = data.copy()  # ?tag=office&tag=munich means what "office, munich" does
+            data["tag"] = ", ".join(data.getlist("tag"))
         if data is not None and not searching and data.get("sort") == DEFAULT_LIST_SORT:
             data = data.copy()
             data["sort"] = ""
@@ -181,13 +206,22 @@ class MemoryFilterForm(forms.Form):
         if searching:
             self.fields["sort"].choices = SEARCH_SORT_CHOICES  # type: ignore[attr-defined]
 
+    def clean_tag(self) -> str:
+        """The tags as one canonical text: normalised, each once, ", " between them."""
+        tags = filter_tags(self.cleaned_data.get("tag", ""))
+        if len(tags) > MAX_FILTER_TAGS:
+            raise ValidationError(f"At most {MAX_FILTER_TAGS} tags at once.")
+        if any(len(tag) > MAX_TAG_LENGTH for tag in tags):
+            raise ValidationError(f"A tag has at most {MAX_TAG_LENGTH} characters.")
+        return ", ".join(tags)
+
     def filters(self) -> MemoryFilters:
         """The valid filters as the core's MemoryFilters (call after is_valid(); an invalid
         value narrows nothing)."""
         data = {name: value for name, value in self.cleaned_data.items() if value}
         return MemoryFilters(
             category=data.get("category"),
-            tag=normalize_tag(data["tag"]) if "tag" in data else None,
+            tags=tuple(filter_tags(data.get("tag", ""))),
             priority=Priority.from_name(data["priority"]).value if "priority" in data else None,
             source=data.get("source"),
             verified={"yes": True, "no": False}.get(data.get("verified", "")),

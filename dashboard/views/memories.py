@@ -16,6 +16,7 @@ from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
+from django.utils.http import urlencode
 from django.views.decorators.http import require_http_methods, require_POST
 
 from core.errors import Conflict, Invalid, NotFound, QuotaExceeded, Stale
@@ -46,7 +47,10 @@ from memories.selectors import (
     memory_list,
     memory_related,
     memory_unverified_matching_ids,
+    tags_most_used,
+    tags_unused,
 )
+from minds.models import Mind
 
 # Related memories the memory page lists (the API's /memory/{id}/related pages through all).
 RELATED_SHOWN = 5
@@ -107,6 +111,10 @@ def memory_table(request: HttpRequest, mind_id: str) -> HttpResponse:
             {"aria-invalid": "true", "aria-describedby": "search-error"}
         )
     rows = page.object_list if query else [{"memory": memory} for memory in page]
+    # A memory opened from a search or a filtered page leads back to it, and so does its
+    # deletion (common.next_url checks the way back when it is used).
+    here = request.get_full_path() if request.GET else ""
+    nothing = not rows and not search_error and filters != MemoryFilters()
     return render(
         request,
         "dashboard/memory_list.html",
@@ -122,8 +130,52 @@ def memory_table(request: HttpRequest, mind_id: str) -> HttpResponse:
             "order": dict(form.fields["sort"].choices).get(sort or "", ""),  # type: ignore[attr-defined]
             "by_meaning": search_mode_default() == "hybrid" and not search_warnings,
             "search_warnings": search_warnings,
+            "next_query": f"?{urlencode({'next': here})}" if here else "",
+            # The mind's most used tags to pick from: a bounded list, however many it has.
+            "tag_choices": tags_most_used(mind=mind, limit=TAG_CHOICES),
+            "loosen": _loosen(request, mind, counted=not query) if nothing else [],
+            "unused_tags": tags_unused(mind=mind, tags=filters.all_tags) if nothing else [],
         },
     )
+
+
+TAG_CHOICES = 100
+
+
+def _loosen(request: HttpRequest, mind: Mind, *, counted: bool) -> list[dict[str, Any]]:
+    """For a list that nothing matches: each filter set (and each of several tags) as a link
+    to the same list without it, with how many memories that shows (`counted`: without a
+    search, where a count is one cheap query)."""
+    form = MemoryFilterForm(request.GET)
+    form.is_valid()
+    ways: list[tuple[str, str, str]] = []  # (what is left out, the filter, what it keeps)
+    for name, field in form.fields.items():
+        value = form.cleaned_data.get(name)
+        if name in ("q", "sort") or not value:
+            continue
+        if name != "tag":
+            choices = dict(getattr(field, "choices", ()))
+            ways.append((f"{field.label}: {choices.get(value, value)}", name, ""))
+            continue
+        tags = value.split(", ")
+        ways.append((f"the tag{'s' if len(tags) > 1 else ''} “{value}”", name, ""))
+        if len(tags) > 1:
+            for tag in tags:
+                ways.append((f"the tag “{tag}”", name, ", ".join(t for t in tags if t != tag)))
+    found = []
+    for label, name, kept in ways:
+        params = request.GET.copy()
+        params.pop("page", None)
+        params.pop(name, None)
+        if kept:
+            params[name] = kept
+        count = None
+        if counted:
+            looser = MemoryFilterForm(params)
+            looser.is_valid()
+            count = memory_list(mind=mind, filters=looser.filters(), limit=1).total
+        found.append({"label": label, "url": f"?{params.urlencode()}", "count": count})
+    return found
 
 
 def _search_rows(*, warnings: list[str], **arguments: Any) -> tuple[list[dict[str, Any]], int]:
@@ -139,6 +191,7 @@ def _search_rows(*, warnings: list[str], **arguments: Any) -> tuple[list[dict[st
 def memory_detail(request: HttpRequest, mind_id: str, memory_id: str) -> HttpResponse:
     mind, memory = own_memory(request, mind_id, memory_id)
     history = audit.memory_history(memory=memory)
+    back = next_url(request, "")
     return render(
         request,
         "dashboard/memory_detail.html",
@@ -148,6 +201,8 @@ def memory_detail(request: HttpRequest, mind_id: str, memory_id: str) -> HttpRes
             "history": history,
             "flags": memory_flags(mind=mind, memory_ids=[memory.pk]).get(memory.pk, []),
             "related": memory_related(mind=mind, memory=memory, limit=RELATED_SHOWN),
+            "back": back,
+            "next_query": f"?{urlencode({'next': back})}" if back else "",
         },
     )
 

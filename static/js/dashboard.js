@@ -144,3 +144,24 @@
     event.preventDefault();
   });
 })();
+
+/* searchsmall: the Tags filter offers the mind's tags for the tag being typed after a comma */
+(function () {
+  var input = document.querySelector("input[data-tag-list]");
+  var list = input && document.getElementById(input.getAttribute("list"));
+  if (!list) return;
+  var options = Array.prototype.slice.call(list.querySelectorAll("option[data-tag]"));
+  function offer() {
+    // Each option completes the last tag: "office, mu" is offered "office, munich".
+    var cut = input.value.lastIndexOf(",");
+    var before = cut === -1 ? "" : input.value.slice(0, cut + 1).replace(/\s*$/, " ");
+    var taken = before.split(",").map(function (t) { return t.trim().toLowerCase(); });
+    options.forEach(function (option) {
+      var tag = option.getAttribute("data-tag");
+      option.value = before + tag;
+      option.disabled = taken.indexOf(tag) !== -1;
+    });
+  }
+  input.addEventListener("input", offer);
+  offer();
+})();
