@@ -286,10 +286,14 @@ class MemoryEditForm(forms.Form):
         if offset is None or abs(offset) > MAX_OFFSET_MINUTES:
             self.add_error(
                 "expires_at",
-                f"The time zone sent with this time ({text[:20]!r}) is not an offset from UTC "
-                "in minutes: enter the time again.",
+                "This time came without a usable time zone (its offset from UTC in minutes, "
+                "which the page sends): enter it again.",
             )
-        cleaned["expires_at_offset"] = offset or 0
+            return cleaned
+        try:
+            cleaned["expires_at"] = _utc(cleaned.get("expires_at", ""), offset)
+        except OverflowError:
+            self.add_error("expires_at", "Must be a time between the years 1 and 9999.")
         return cleaned
 
     def body(self) -> dict[str, Any]:
@@ -304,7 +308,7 @@ class MemoryEditForm(forms.Form):
             "tags": [t.strip() for t in data["tags"].split(",") if t.strip()],
             "priority": data["priority"],
             "confidence": _number(data["confidence"]),
-            "expires_at": _utc(data["expires_at"], data["expires_at_offset"]),
+            "expires_at": data["expires_at"],
         }
 
     def changed_values(self, memory: Memory) -> dict[str, Any]:
@@ -338,7 +342,9 @@ MAX_OFFSET_MINUTES = 14 * 60
 
 
 def _utc(text: str, offset_minutes: int = 0) -> Any:
-    """A typed time as UTC: one without a zone is at `offset_minutes` east of UTC."""
+    """A typed time as UTC (None if empty; as typed if unreadable, for the validator to
+    name): one without a zone is at `offset_minutes` east of UTC. OverflowError when
+    that moment is before year 1 or after 9999 in UTC."""
     if not text.strip():
         return None
     try:
@@ -347,10 +353,7 @@ def _utc(text: str, offset_minutes: int = 0) -> Any:
         return text  # the validator names the field and the rule
     if value.tzinfo is None:
         value = value.replace(tzinfo=timezone(timedelta(minutes=offset_minutes)))
-    try:
-        return value.astimezone(UTC)
-    except OverflowError:  # beyond year 1 or 9999 in UTC
-        return text
+    return value.astimezone(UTC)
 
 
 def _same_minute(first: Any, second: datetime | None) -> bool:
