@@ -221,3 +221,19 @@ def test_d_opens_the_delete_page_with_yes_focused(tab, live_server, mind):
     expect(status).to_be_visible()
     assert in_viewport(tab, status)
     assert not Memory.objects.filter(key=key).exists()
+
+
+def test_axe_finds_nothing_with_the_status_shown_or_on_the_edit_page(tab, live_server, mind):
+    axe = pytest.importorskip(
+        "axe_playwright_python.sync_playwright",
+        reason="axe-playwright-python (axe-core for Playwright) is not installed",
+    ).Axe()
+    tab.goto(f"{live_server.url}/dashboard/minds/{mind.pk}/review/")
+    tab.locator("table.review tbody tr").first.focus()
+    tab.keyboard.press("v")
+    expect(tab.get_by_role("button", name=re.compile("^Undo the verify"))).to_be_visible()
+    found = {"review with its status": axe.run(tab).response["violations"]}
+    summer = Memory.objects.get(key="context_summer")
+    tab.goto(f"{live_server.url}/dashboard/minds/{mind.pk}/memories/{summer.pk}/edit/")
+    found["edit"] = axe.run(tab).response["violations"]
+    assert {where: [v["id"] for v in found[where]] for where in found if found[where]} == {}
