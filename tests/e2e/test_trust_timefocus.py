@@ -89,8 +89,7 @@ def in_viewport(tab, locator) -> bool:
 
 def focused(tab) -> str:
     return tab.evaluate(
-        "(document.activeElement.tagName + ' ' + (document.activeElement.textContent || '')"
-        ").trim()"
+        "(document.activeElement.tagName + ' ' + (document.activeElement.textContent || '')).trim()"
     )
 
 
@@ -119,9 +118,7 @@ def test_times_read_in_the_browsers_zone_with_utc_on_hover(tab, live_server, min
     expect(tab).to_have_url(re.compile(r"\?expiring=soon&sort=expires$"))
     rows = tab.locator("table.memories tbody tr")
     expect(rows).to_have_count(2)
-    expect(rows.first.locator("td[data-label='Expires'] time")).to_have_text(
-        re.compile(r" CES?T$")
-    )
+    expect(rows.first.locator("td[data-label='Expires'] time")).to_have_text(re.compile(r" CES?T$"))
     expect(tab.get_by_role("columnheader", name="Expires")).to_be_attached()
 
 
