@@ -46,6 +46,14 @@ def signed_in(page, base: str, width: int) -> tuple[object, list[dict]]:
     return mind, stored
 
 
+def open_bulk_actions(page) -> None:
+    """On a phone the bulk actions start folded, so that the rows show first."""
+    actions = page.locator("details.bulk-actions")
+    if actions.get_attribute("open") is None:
+        actions.locator("summary").click()
+    expect(page.get_by_role("button", name="Verify selected", exact=True)).to_be_visible()
+
+
 @pytest.mark.parametrize("width", WIDTHS)
 def test_a_bulk_verify_is_undone_from_its_message(page, live_server, shots, width):
     base = live_server.url
@@ -54,6 +62,7 @@ def test_a_bulk_verify_is_undone_from_its_message(page, live_server, shots, widt
 
     count = page.locator("[data-selected-count]")
     expect(count).to_have_text("0 of 3 selected")
+    open_bulk_actions(page)
     page.get_by_label("Select fact fact_0").check()
     expect(count).to_have_text("1 of 3 selected")
     page.screenshot(path=shots / f"bulk-queue-{width}.png", full_page=True)
@@ -80,6 +89,7 @@ def test_a_bulk_delete_is_undone_and_each_memory_keeps_its_address(page, live_se
     address = f"{base}/dashboard/minds/{mind.pk}/memories/{stored[1]['id']}/"
     page.goto(f"{base}/dashboard/minds/{mind.pk}/memories/")
 
+    open_bulk_actions(page)
     page.get_by_label("Select fact fact_1").check()
     page.get_by_label("Select fact fact_2").check()
     expect(page.locator("[data-selected-count]")).to_have_text("2 of 3 selected")
