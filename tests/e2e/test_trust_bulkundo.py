@@ -57,7 +57,7 @@ def open_bulk_actions(page) -> None:
 @pytest.mark.parametrize("width", WIDTHS)
 def test_a_bulk_verify_is_undone_from_its_message(page, live_server, shots, width):
     base = live_server.url
-    mind, stored = signed_in(page, base, width)
+    mind, _ = signed_in(page, base, width)
     page.goto(f"{base}/dashboard/minds/{mind.pk}/review/")
 
     count = page.locator("[data-selected-count]")

@@ -10,8 +10,8 @@ import pytest
 from django.utils import timezone
 
 from core.errors import Conflict, Forbidden, Invalid, NotFound, Stale
-from memories.actors import Actor
 from memories import audit
+from memories.actors import Actor
 from memories.models import Memory, MemoryEvent, MemoryTag
 from memories.selectors import diff_until, memory_diff
 from memories.services import (
