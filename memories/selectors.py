@@ -20,6 +20,7 @@ from django.db.models import (
     BooleanField,
     Case,
     Count,
+    Exists,
     OuterRef,
     Q,
     QuerySet,
@@ -531,7 +532,10 @@ def memory_diff(
     - updated: memories updated in the window but created before it;
     - deleted: ids whose delete tombstone falls in the window, oldest first. A memory created
       and deleted in the window is only here (its row is gone); one deleted and stored again
-      under the same key has a new id, so it is deleted (old id) and created (new id).
+      under the same key has a new id, so it is deleted (old id) and created (new id). One
+      whose delete was undone (memory_undo) is back under its own id: it is not in deleted,
+      and is in updated (or created) as it is now, so a client applies every list as an
+      upsert by id, whichever list named the id before.
 
     The bounds are half-open so that the next call with `since = until` neither repeats nor
     misses a write. `until` must come from `diff_until()` (see there).
@@ -563,7 +567,11 @@ def memory_diff(
         has_more=has_more,
         created=in_order.filter(created_at__gte=since),
         updated=in_order.filter(created_at__lt=since),
-        deleted=gone.order_by("at", "id").values_list("memory_id", flat=True),
+        # A memory whose delete was undone is back under its id: not deleted, but listed
+        # with the created or updated as it is now.
+        deleted=gone.exclude(Exists(Memory.objects.filter(pk=OuterRef("memory_id"))))
+        .order_by("at", "id")
+        .values_list("memory_id", flat=True),
     )
 
 

@@ -36,7 +36,7 @@ class ChartContext(TypedDict):
 
 
 class UndoContext(TypedDict):
-    offer: dict[str, str] | None
+    offer: dict[str, Any] | None
     minutes: int
     next: str
     csrf_token: object  # the context's token, a lazy string, for {% csrf_token %}

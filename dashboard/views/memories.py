@@ -24,6 +24,7 @@ from dashboard.forms import MemoryEditForm, MemoryFilterForm
 from dashboard.views.common import (
     SelectorPages,
     next_url,
+    offer_batch_undo,
     offer_undo,
     own_memory,
     own_mind,
@@ -444,6 +445,8 @@ def verify_matching(request: HttpRequest, mind_id: str) -> HttpResponse:
             messages.error(request, f"Nothing was verified: {exc.text()}")
         else:
             _verified_matching(request, result)
+            if result.batch is not None:
+                offer_batch_undo(request, mind=mind, batch=result.batch, count=result.verified)
         return redirect(back)
     seen_at = diff_until(mind=mind)  # every write stamped before it is in the count
     try:
@@ -530,38 +533,6 @@ def memory_undo_view(request: HttpRequest, mind_id: str) -> HttpResponse:
     else:
         messages.success(request, f"Undone: “{memory.key}” is back, as it was.")
     return redirect(f"{back}#row-{memory.pk}")
-
-
-@login_required
-@require_POST
-def bulk_verify(request: HttpRequest, mind_id: str) -> HttpResponse:
-    mind = own_mind(request, mind_id)
-    back = next_url(request, reverse("dashboard:review", args=[mind.pk]))
-    ticked = request.POST.getlist("memory")
-    try:
-        # Scoped by the mind: ids of other minds simply match nothing.
-        result = services.memory_verify_many(
-            mind=mind,
-            actor=Actor.for_user(request.user),
-            memory_ids=ticked,
-            expected_versions={pk: request.POST.get(f"version-{pk}", "") for pk in ticked},
-        )
-    except Invalid as exc:
-        messages.error(request, exc.text())
-        return redirect(back)
-    done = result.verified
-    if done:
-        messages.success(request, f"Verified {done} memor{'y' if done == 1 else 'ies'}.")
-    if result.stale:
-        keys = ", ".join(f"“{memory.key}”" for memory in result.stale)
-        messages.warning(
-            request,
-            f"Changed since you loaded the page, so not verified: {keys}. They are shown "
-            "again with what they hold now: verify them if they are right.",
-        )
-    elif not done:
-        messages.info(request, "Tick the memories to verify first.")
-    return redirect(back)
 
 
 @login_required

@@ -251,3 +251,30 @@
   makeRoom();
   window.addEventListener("resize", makeRoom);
 })();
+
+/* bulkundo: how many rows are ticked for a bulk action, said beside "Select all". */
+(function () {
+  "use strict";
+  document.querySelectorAll("[data-selected-count]").forEach(function (count) {
+    var form = count.closest("form");
+    if (!form) return;
+    var all = form.querySelector("[data-select-all]");
+    function boxes() {
+      return Array.prototype.slice.call(form.querySelectorAll('input[type="checkbox"][name="memory"]'));
+    }
+    function update() {
+      var items = boxes();
+      var ticked = items.filter(function (box) { return box.checked; }).length;
+      count.textContent = ticked + " of " + items.length + " selected";
+      if (all) {
+        all.checked = items.length > 0 && ticked === items.length;
+        all.indeterminate = ticked > 0 && ticked < items.length;
+      }
+    }
+    count.hidden = false;
+    form.addEventListener("change", function (event) {
+      if (event.target.matches('input[type="checkbox"]')) window.setTimeout(update, 0);
+    });
+    update();
+  });
+})();
