@@ -49,8 +49,9 @@ def test_a_key_match_previews_the_content_and_shows_the_key_once(web, tagged):
     html = web.get(url(tagged), {"q": "office"}).content.decode()
     start = html.index(f'id="row-{memory.pk}"')
     row = html[start : html.index("</tr>", start)]
-    assert f'<div class="preview">{OFFICE}</div>' in row
-    assert row.count("office_days_2") == 1
+    cell = row[row.index('class="memory-cell"') :]  # the card as seen, not the checkbox's label
+    assert f'<div class="preview">{OFFICE}</div>' in cell
+    assert cell.count("office_days_2") == 1
 
 
 def test_a_content_match_is_marked_in_the_content(web, tagged):
