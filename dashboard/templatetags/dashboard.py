@@ -20,8 +20,9 @@ from django.utils.html import escape, format_html, format_html_join
 from django.utils.http import RFC3986_SUBDELIMS
 from django.utils.safestring import SafeString, mark_safe
 
+from accounts.once import form_token_new
 from dashboard import charts
-from dashboard.views.common import PAGE_SIZES, page_size, take_undo_offer
+from dashboard.views.common import FORM_TOKEN, PAGE_SIZES, page_size, take_undo_offer
 from memories.models import Memory
 from memories.services import UNDO_WINDOW
 from memories.versions import memory_version
@@ -217,3 +218,11 @@ def time_element(value: datetime | None, seconds: bool = False) -> SafeString:
     local = timezone.localtime(value)
     shown = local.strftime("%Y-%m-%d %H:%M:%S" if seconds else "%Y-%m-%d %H:%M")
     return format_html('<time datetime="{}">{}</time>', local.isoformat(), shown)
+
+
+@register.simple_tag(takes_context=True)
+def form_token(context: Context) -> SafeString:
+    """The hidden token of a form that acts once (dashboard.views.common.form_send), made
+    for the signed-in person each time the form is shown."""
+    token = form_token_new(user=context["request"].user)
+    return format_html('<input type="hidden" name="{}" value="{}">', FORM_TOKEN, token)

@@ -152,10 +152,12 @@ def test_csrf_is_enforced_on_login_and_dashboard_posts(owner, mind):
     mind.refresh_from_db()
     assert mind.key_hash == old_hash
     # With the token from the form, the same POST goes through.
-    page = strict.get(f"/dashboard/minds/{mind.pk}/settings/")
+    page = strict.get(f"/dashboard/minds/{mind.pk}/rotate-key/")
     token = page.cookies["csrftoken"].value
+    form_token = re.search(r'name="form_token" value="([^"]+)"', page.content.decode())[1]
     response = strict.post(
-        f"/dashboard/minds/{mind.pk}/rotate-key/", {"csrfmiddlewaretoken": token}
+        f"/dashboard/minds/{mind.pk}/rotate-key/",
+        {"csrfmiddlewaretoken": token, "form_token": form_token},
     )
     assert response.status_code == 200  # the page with the new key
 
