@@ -205,7 +205,12 @@ def mind_settings(request: HttpRequest, mind_id: str) -> HttpResponse:
     return render(
         request,
         "dashboard/mind_settings.html",
-        {"mind": mind, "form": form, "usage": mind_usage(mind=mind)},
+        {
+            "mind": mind,
+            "form": form,
+            "usage": mind_usage(mind=mind),
+            "base_url": base_url(request),
+        },
     )
 
 
