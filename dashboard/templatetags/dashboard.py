@@ -23,9 +23,10 @@ from django.utils.safestring import SafeString, mark_safe
 from accounts.once import form_token_new
 from dashboard import charts
 from dashboard.views.common import FORM_TOKEN, PAGE_SIZES, page_size, take_undo_offer
-from memories.models import Memory
+from memories.models import Memory, MemoryEvent
 from memories.services import UNDO_WINDOW
 from memories.versions import memory_version
+from minds.models import Mind
 
 register = template.Library()
 
@@ -226,3 +227,20 @@ def form_token(context: Context) -> SafeString:
     for the signed-in person each time the form is shown."""
     token = form_token_new(user=context["request"].user)
     return format_html('<input type="hidden" name="{}" value="{}">', FORM_TOKEN, token)
+
+
+@register.filter
+def actor_name(event: MemoryEvent, mind: Mind) -> str:
+    """Who made an audited change, as a person reads it: an agent by the mind whose key it
+    used (the row keeps the key's prefix), anyone else by the name the row keeps."""
+    if event.actor_type == "agent":
+        return f"agent of “{mind.name}”"
+    return event.actor
+
+
+@register.filter
+def actor_detail(event: MemoryEvent) -> str:
+    """What kind of actor that was; for an agent, which of the mind's keys it used."""
+    if event.actor_type == "agent" and event.actor:
+        return f"agent, key {event.actor}"
+    return event.actor_type

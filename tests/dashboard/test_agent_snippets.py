@@ -82,9 +82,7 @@ def test_the_curl_snippets_store_touches_nothing_an_agent_stored(web, mind):
     assert key.startswith("synapse_sample_") and key not in {k for _, k, _ in REAL}
 
 
-def test_the_python_snippet_run_as_printed_touches_nothing_an_agent_stored(
-    web, mind, monkeypatch
-):
+def test_the_python_snippet_run_as_printed_touches_nothing_an_agent_stored(web, mind, monkeypatch):
     for category, key, content in REAL:
         agent_store(mind, key=key, category=category, content=content)
     before = memories_of(mind)
