@@ -112,9 +112,10 @@ class MemorySearchView(APIView):
                     "results": serializers.ListField(
                         child=serializers.DictField(),
                         help_text="Memories, best first, each with `score` (higher is better; "
-                        "in `semantic` mode the cosine similarity), `snippet` (matched words "
-                        "marked «like this»; the content's start for a memory found by meaning "
-                        f"alone) and `match`: one of {', '.join(MATCHES)}.",
+                        "in `semantic` mode the cosine similarity), `snippet` (of the content, "
+                        "matched words marked «like this»; its start when only the key or a "
+                        "tag matched, or found by meaning alone) and `match`: one of "
+                        f"{', '.join(MATCHES)}.",
                     ),
                     "total": serializers.IntegerField(
                         help_text="All results, not only this page. `keyword`: every match. "

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta, timezone
 from typing import Any
 
 from django import forms
@@ -15,9 +15,10 @@ from django.views.decorators.debug import sensitive_variables
 
 from accounts.services import password_problems
 from memories.filters import SORTS, Expired, MemoryFilters
-from memories.models import Category, Memory, Priority, Source
+from memories.models import MAX_TAG_LENGTH, Category, Memory, Priority, Source
 from memories.rules import normalize_tag
 from memories.search import MAX_QUERY_CHARS
+from memories.selectors import EXPIRING_SOON
 from memories.versions import memory_version
 from webhooks.events import PATTERNS
 from webhooks.models import Webhook
@@ -131,6 +132,16 @@ EXPIRED_CHOICES = [
     ("only", "Only expired"),
 ]
 EXPIRED_MODES: dict[str, Expired] = {"": "hide", "include": "include", "only": "only"}
+# "soon": what the overview counts as expiring soon (memories.selectors.EXPIRING_SOON).
+EXPIRING_CHOICES = [("", "Any expiry"), ("soon", f"Expiring within {EXPIRING_SOON.days} days")]
+
+
+MAX_FILTER_TAGS = 10
+
+
+def filter_tags(text: str) -> list[str]:
+    """The tags of a comma-separated filter, normalised, each once, in the order given."""
+    return list(dict.fromkeys(t for t in (normalize_tag(p) for p in text.split(",")) if t))
 
 
 class MemoryFilterForm(forms.Form):
@@ -161,8 +172,23 @@ class MemoryFilterForm(forms.Form):
         required=False,
         choices=[("", "Verified or not"), ("yes", "Verified"), ("no", "Unverified")],
     )
-    tag = forms.CharField(label="Tag", required=False, max_length=64)
+    # Several tags, comma-separated: a memory must have every one. The page offers the
+    # mind's most used tags to pick from (`data-tag-list`, dashboard.js).
+    tag = forms.CharField(
+        label="Tags (all must match)",
+        required=False,
+        max_length=MAX_FILTER_TAGS * (MAX_TAG_LENGTH + 2),
+        widget=forms.TextInput(
+            attrs={
+                "placeholder": "e.g. office, munich",
+                "list": "mind-tags",
+                "autocomplete": "off",
+                "data-tag-list": "",
+            }
+        ),
+    )
     expired = forms.ChoiceField(label="Expired", required=False, choices=EXPIRED_CHOICES)
+    expiring = forms.ChoiceField(label="Expiry", required=False, choices=EXPIRING_CHOICES)
     superseded = forms.ChoiceField(
         label="Superseded",
         required=False,
@@ -174,6 +200,9 @@ class MemoryFilterForm(forms.Form):
         # The empty choice is the default order: the best match during a search, else the
         # most recently updated, which a list without a search then names only once.
         searching = bool(data and str(data.get("q", "")).strip())
+        if data is not None and hasattr(data, "getlist") and len(data.getlist("tag")) > 1:
+            data = data.copy()  # ?tag=office&tag=munich means what "office, munich" does
+            data["tag"] = ", ".join(data.getlist("tag"))
         if data is not None and not searching and data.get("sort") == DEFAULT_LIST_SORT:
             data = data.copy()
             data["sort"] = ""
@@ -181,17 +210,27 @@ class MemoryFilterForm(forms.Form):
         if searching:
             self.fields["sort"].choices = SEARCH_SORT_CHOICES  # type: ignore[attr-defined]
 
+    def clean_tag(self) -> str:
+        """The tags as one canonical text: normalised, each once, ", " between them."""
+        tags = filter_tags(self.cleaned_data.get("tag", ""))
+        if len(tags) > MAX_FILTER_TAGS:
+            raise ValidationError(f"At most {MAX_FILTER_TAGS} tags at once.")
+        if any(len(tag) > MAX_TAG_LENGTH for tag in tags):
+            raise ValidationError(f"A tag has at most {MAX_TAG_LENGTH} characters.")
+        return ", ".join(tags)
+
     def filters(self) -> MemoryFilters:
         """The valid filters as the core's MemoryFilters (call after is_valid(); an invalid
         value narrows nothing)."""
         data = {name: value for name, value in self.cleaned_data.items() if value}
         return MemoryFilters(
             category=data.get("category"),
-            tag=normalize_tag(data["tag"]) if "tag" in data else None,
+            tags=tuple(filter_tags(data.get("tag", ""))),
             priority=Priority.from_name(data["priority"]).value if "priority" in data else None,
             source=data.get("source"),
             verified={"yes": True, "no": False}.get(data.get("verified", "")),
             expired=EXPIRED_MODES[data.get("expired", "")],
+            expiring_within=EXPIRING_SOON if data.get("expiring") == "soon" else None,
             superseded=data.get("superseded") == "include",
         )
 
@@ -216,8 +255,11 @@ class MemoryEditForm(forms.Form):
     """What a person may change on a memory. The form only reads the page's inputs (text to
     numbers, dates, a tag list); the core's validator judges the values, as for the API."""
 
+    # The page opens with the focus here, the form's first control.
     category = forms.CharField(
-        label="Category", required=False, widget=forms.Select(choices=CATEGORY_CHOICES)
+        label="Category",
+        required=False,
+        widget=forms.Select(choices=CATEGORY_CHOICES, attrs={"autofocus": True}),
     )
     key = forms.CharField(label="Key", required=False, strip=False)
     content = forms.CharField(
@@ -237,12 +279,18 @@ class MemoryEditForm(forms.Form):
         widget=forms.NumberInput(attrs={"step": "0.05", "min": "0", "max": "1"}),
         help_text="From 0.0 to 1.0.",
     )
+    # The page shows and sends UTC; with the script, the person's own time and its offset
+    # from UTC (minutes east, at that moment), which the form applies.
     expires_at = forms.CharField(
         label="Expires at (UTC)",
         required=False,
-        widget=forms.DateTimeInput(attrs={"type": "datetime-local"}, format="%Y-%m-%dT%H:%M"),
+        widget=forms.DateTimeInput(
+            attrs={"type": "datetime-local", "data-offset-field": "expires_at_offset"},
+            format="%Y-%m-%dT%H:%M",
+        ),
         help_text="Leave empty to keep it forever.",
     )
+    expires_at_offset = forms.CharField(required=False, widget=forms.HiddenInput)
     # The version the form showed: a memory that changed since is not overwritten.
     version = forms.CharField(required=False, widget=forms.HiddenInput)
 
@@ -257,12 +305,35 @@ class MemoryEditForm(forms.Form):
             "priority": memory.priority_name,
             "confidence": memory.confidence,
             "expires_at": expires.strftime("%Y-%m-%dT%H:%M") if expires else "",
+            "expires_at_offset": "0",
             "version": memory_version(memory),
         }
 
+    def clean(self) -> dict[str, Any]:
+        cleaned = super().clean()
+        assert cleaned is not None  # Form.clean returns cleaned_data, never None
+        text = cleaned.get("expires_at_offset", "").strip()
+        try:
+            offset = int(text) if text else 0
+        except ValueError:
+            offset = None
+        if offset is None or abs(offset) > MAX_OFFSET_MINUTES:
+            self.add_error(
+                "expires_at",
+                "This time came without a usable time zone (its offset from UTC in minutes, "
+                "which the page sends): enter it again.",
+            )
+            return cleaned
+        try:
+            cleaned["expires_at"] = _utc(cleaned.get("expires_at", ""), offset)
+        except OverflowError:
+            self.add_error("expires_at", "Must be a time between the years 1 and 9999.")
+        return cleaned
+
     def body(self) -> dict[str, Any]:
         """The inputs as an update body: tags as a list, confidence as a number, the expiry
-        as UTC (the field is labelled so) or null; anything unreadable as typed."""
+        as UTC (a time without a zone taken at the offset sent with it, else UTC, as the
+        field is labelled without the script) or null; anything unreadable as typed."""
         data = self.cleaned_data
         return {
             "category": data["category"],
@@ -271,7 +342,7 @@ class MemoryEditForm(forms.Form):
             "tags": [t.strip() for t in data["tags"].split(",") if t.strip()],
             "priority": data["priority"],
             "confidence": _number(data["confidence"]),
-            "expires_at": _utc(data["expires_at"]),
+            "expires_at": data["expires_at"],
         }
 
     def changed_values(self, memory: Memory) -> dict[str, Any]:
@@ -300,14 +371,23 @@ def _number(text: str) -> Any:
         return text  # the validator names the field and the rule
 
 
-def _utc(text: str) -> Any:
+# The widest offset of any time zone from UTC is 14 hours (Pacific/Kiritimati).
+MAX_OFFSET_MINUTES = 14 * 60
+
+
+def _utc(text: str, offset_minutes: int = 0) -> Any:
+    """A typed time as UTC (None if empty; as typed if unreadable, for the validator to
+    name): one without a zone is at `offset_minutes` east of UTC. OverflowError when
+    that moment is before year 1 or after 9999 in UTC."""
     if not text.strip():
         return None
     try:
         value = datetime.fromisoformat(text.strip())
     except ValueError:
         return text  # the validator names the field and the rule
-    return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+    if value.tzinfo is None:
+        value = value.replace(tzinfo=timezone(timedelta(minutes=offset_minutes)))
+    return value.astimezone(UTC)
 
 
 def _same_minute(first: Any, second: datetime | None) -> bool:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.urls import path
 
-from dashboard.views import hygiene, memories, minds, webhooks
+from dashboard.views import bulk, hygiene, memories, minds, webhooks
 
 app_name = "dashboard"
 
@@ -24,9 +24,11 @@ urlpatterns = [
     path(MIND + "delete/", minds.mind_delete_confirm, name="mind-delete"),
     path(MIND + "memories/", memories.memory_table, name="memories"),
     path(MIND + "review/", memories.review_queue, name="review"),
-    path(MIND + "review/verify/", memories.bulk_verify, name="bulk-verify"),
+    path(MIND + "review/verify/", bulk.bulk_change, {"action": "verify"}, name="bulk-verify"),
+    path(MIND + "memories/bulk/<str:action>/", bulk.bulk_change, name="bulk"),
     path(MIND + "memories/verify-all/", memories.verify_matching, name="verify-matching"),
     path(MIND + "undo/", memories.memory_undo_view, name="undo"),
+    path(MIND + "undo-batch/", bulk.batch_undo, name="undo-batch"),
     path(MIND + "activity/", memories.activity, name="activity"),
     path(MIND + "hygiene/", hygiene.hygiene, name="hygiene"),
     path(MIND + "hygiene/compact/", hygiene.compact, name="hygiene-compact"),

@@ -436,9 +436,9 @@ TOOLS: dict[str, Tool] = {
                 '"deploying" finds "deployed") and, while the server has embeddings on, by '
                 "meaning too, so your own words find a memory phrased differently. "
                 '"a phrase" must appear as written, prefix* matches a prefix, -word excludes, '
-                "in every mode. Each result has a score, a snippet with the matched words "
-                "marked «like this», and match: keyword, meaning or both. When search by "
-                "meaning is unavailable, mode says keyword and warnings says so."
+                "in every mode. Each result has a score, a snippet of the content with the "
+                "matched words marked «like this», and match: keyword, meaning or both. "
+                "When search by meaning is unavailable, mode says keyword and warnings says so."
             ),
             input_schema=_object(
                 {

@@ -374,9 +374,13 @@ def _history(memory: Memory) -> Iterator[HistoryEntry]:
     for index, event in enumerate(ordered):
         version = dict(state)
         restorable = {name: value for name, value in version.items() if value != current[name]}
+        if event.action == Action.DELETE:  # no version of its own: the undelete put it back
+            restorable = {}
         yield HistoryEntry(
             event=event, version=version, restorable=restorable, number=total - index
         )
+        if event.action == Action.UNDELETE:  # before it, the memory as its delete left it
+            continue
         for name, change in event.changes.items():
             if name in state and isinstance(change, dict):
                 state[name] = _gone(change) if holds_no_values(change) else change.get("old")

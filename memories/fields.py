@@ -60,6 +60,19 @@ def _or_none(value: Any) -> Any:
     return value or None
 
 
+def _or_empty(value: Any) -> Any:
+    return value or ""
+
+
+def _from_iso(value: str | None) -> datetime | None:
+    """iso()'s inverse."""
+    return None if value is None else datetime.fromisoformat(value.replace("Z", "+00:00"))
+
+
+def _rank(name: str) -> int:
+    return next(rank for rank, shown in PRIORITY_NAMES.items() if shown == name)
+
+
 @dataclass(frozen=True)
 class PublicField:
     """One field of the memory as clients see it."""
@@ -74,6 +87,7 @@ class PublicField:
     restorable: bool = False  # a person can put an earlier version's value back
     attname: str = ""  # the model attribute, when it is not `name`
     encode: Callable[[Any], Any] = _same  # model value → JSON value
+    decode: Callable[[Any], Any] = _same  # JSON value → model value
 
     @property
     def attribute(self) -> str:
@@ -134,6 +148,7 @@ MEMORY_FIELDS: tuple[PublicField, ...] = (
         audited=True,
         restorable=True,
         encode=list,
+        decode=list,
     ),
     PublicField(
         "priority",
@@ -143,6 +158,7 @@ MEMORY_FIELDS: tuple[PublicField, ...] = (
         audited=True,
         restorable=True,
         encode=PRIORITY_NAMES.__getitem__,
+        decode=_rank,
     ),
     PublicField(
         "source",
@@ -170,12 +186,25 @@ MEMORY_FIELDS: tuple[PublicField, ...] = (
         audited=True,
         restorable=True,
         encode=iso,
+        decode=_from_iso,
     ),
-    PublicField("created_at", "server", _TIMESTAMP, encode=iso),
-    PublicField("updated_at", "server", _TIMESTAMP, encode=iso),
-    PublicField("verified_at", "server", _NULLABLE_TIMESTAMP, audited=True, encode=iso),
+    PublicField("created_at", "server", _TIMESTAMP, encode=iso, decode=_from_iso),
+    PublicField("updated_at", "server", _TIMESTAMP, encode=iso, decode=_from_iso),
     PublicField(
-        "verified_by", "server", {"type": ["string", "null"]}, audited=True, encode=_or_none
+        "verified_at",
+        "server",
+        _NULLABLE_TIMESTAMP,
+        audited=True,
+        encode=iso,
+        decode=_from_iso,
+    ),
+    PublicField(
+        "verified_by",
+        "server",
+        {"type": ["string", "null"]},
+        audited=True,
+        encode=_or_none,
+        decode=_or_empty,
     ),
     # Set by a supersede (memories/hygiene/supersede.py), never by a write body.
     PublicField(
@@ -286,6 +315,15 @@ def audit_values(memory: Memory, names: tuple[str, ...] = AUDITED_FIELDS) -> dic
     """The named fields of `memory` as the audit trail keeps them (their JSON values)."""
     fields = (FIELDS_BY_NAME[name] for name in names)
     return {f.name: f.encode(getattr(memory, f.attribute)) for f in fields}
+
+
+def memory_from_values(values: Mapping[str, Any], *, memory_id: str, mind_id: str) -> Memory:
+    """audit_values' inverse: an unsaved memory with the values (JSON form) a tombstone
+    holds; a field `values` lacks keeps the model's default."""
+    given = (f for f in MEMORY_FIELDS if f.name in values and f.name not in ("id", "mind_id"))
+    return Memory(
+        id=memory_id, mind_id=mind_id, **{f.attribute: f.decode(values[f.name]) for f in given}
+    )
 
 
 def event_to_dict(event: MemoryEvent) -> dict[str, Any]:

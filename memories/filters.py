@@ -47,14 +47,16 @@ MAX_OFFSET = 10**12
 class MemoryFilters:
     """Conditions that combine with AND; None (or "hide") leaves a condition out.
 
-    `tag` must already be normalised. `expired`: "hide" (the default: live memories only),
-    "include" or "only". `expiring_within`: only memories with an expiry up to that far
-    from now. `superseded`: whether memories another one replaced are listed too (they are
-    left out by default).
+    `tag` and `tags` must already be normalised: a memory must have `tag` and every one of
+    `tags` (the dashboard filters by several; the API and MCP by one). `expired`: "hide"
+    (the default: live memories only), "include" or "only". `expiring_within`: only
+    memories with an expiry up to that far from now. `superseded`: whether memories another
+    one replaced are listed too (they are left out by default).
     """
 
     category: str | None = None
     tag: str | None = None
+    tags: tuple[str, ...] = ()
     priority: int | None = None
     source: str | None = None
     verified: bool | None = None
@@ -65,7 +67,12 @@ class MemoryFilters:
     @property
     def impossible(self) -> bool:
         """True when no memory can match: a tag with a NUL, which no tag holds."""
-        return not can_be_stored(self.tag)
+        return not all(can_be_stored(tag) for tag in self.all_tags)
+
+    @property
+    def all_tags(self) -> tuple[str, ...]:
+        """Every tag a memory must have: `tag`, then `tags`, each once."""
+        return tuple(dict.fromkeys((self.tag, *self.tags) if self.tag else self.tags))
 
     def apply(self, memories: _Memories, *, now: datetime) -> _Memories:
         """`memories` narrowed by these filters (the ORM rendering)."""
@@ -87,8 +94,8 @@ class MemoryFilters:
             # `IN`: an equality the (mind, verified, …) index answers on SQLite, where the
             # ORM writes `verified=False` as `NOT verified`, which no index answers.
             memories = memories.filter(verified__in=[self.verified])
-        if self.tag is not None:
-            tagged = MemoryTag.objects.filter(memory_id=OuterRef("pk"), tag=self.tag)
+        for tag in self.all_tags:
+            tagged = MemoryTag.objects.filter(memory_id=OuterRef("pk"), tag=tag)
             memories = memories.filter(Exists(tagged))
         return memories
 
@@ -113,12 +120,12 @@ class MemoryFilters:
             if value is not None:
                 parts.append(f"AND m.{column} = %s")
                 params.append(value)
-        if self.tag is not None:
+        for tag in self.all_tags:
             parts.append(
                 f"AND EXISTS (SELECT 1 FROM {MemoryTag._meta.db_table} AS t "
                 "WHERE t.memory_id = m.id AND t.tag = %s)"
             )
-            params.append(self.tag)
+            params.append(tag)
         return " ".join(parts), params
 
 

@@ -278,7 +278,8 @@ class MemoryTag(models.Model):
 class MemoryEvent(models.Model):
     """The audit trail: who did what to which memory, with the values it replaced.
 
-    A `delete` event is also the tombstone that incremental sync (`/memory/diff`) reads.
+    A `delete` event is also the tombstone that incremental sync (`/memory/diff`) reads; an
+    `undelete` puts that memory back under the same id.
     The values a mind's events hold are bounded by its history budget: past it, the oldest
     events' values are folded and the rows stay (memories/audit.py).
     """
@@ -291,6 +292,8 @@ class MemoryEvent(models.Model):
         UNVERIFY = "unverify"
         SUPERSEDE = "supersede"
         PURGE = "purge"
+        # A delete undone: the memory is back under its id, every value as the delete left it.
+        UNDELETE = "undelete"
 
     class ActorType(models.TextChoices):
         USER = "user"
@@ -403,6 +406,10 @@ class HygieneCounts(models.Model):
     # Up to ATTENTION_IDS memory ids of each, for the attention items.
     contradiction_ids = models.JSONField(default=list, blank=True)
     duplicate_ids = models.JSONField(default=list, blank=True)
+    # Every flagged memory's flags, for the review queue and the memory page
+    # (memories/hygiene/flags.py): {memory id: {"content": digest, "flags": [[kind, other id,
+    # reason], …]}}.
+    flags = models.JSONField(default=dict, blank=True)
     through_event = models.BigIntegerField(default=0)
     checked_at = models.DateTimeField(default=timezone.now)
 

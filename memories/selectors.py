@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from datetime import UTC, date, datetime, time, timedelta
 from typing import Any
@@ -19,6 +20,7 @@ from django.db.models import (
     BooleanField,
     Case,
     Count,
+    Exists,
     OuterRef,
     Q,
     QuerySet,
@@ -289,6 +291,22 @@ def tag_counts(
     expiry index; usually few), and the memories counted.
     """
     now = now or timezone.now()
+    ranked = _tags_ranked(mind=mind, include_expired=include_expired, now=now)
+    tags = [{"tag": tag, "count": n} for n, tag in ranked[:limit]]
+    memories = Memory.objects.filter(mind=mind)
+    if not include_expired:
+        memories = memories.live(now)
+    return tags, len(ranked), memories.count()
+
+
+def tags_most_used(*, mind: Mind, limit: int, now: datetime | None = None) -> list[dict[str, Any]]:
+    """The first `limit` of `tag_counts`'s list (live memories), without its totals."""
+    ranked = _tags_ranked(mind=mind, include_expired=False, now=now or timezone.now())
+    return [{"tag": tag, "count": n} for n, tag in ranked[:limit]]
+
+
+def _tags_ranked(*, mind: Mind, include_expired: bool, now: datetime) -> list[tuple[int, str]]:
+    """(count, tag) of every tag in use, most used first then by name."""
     rows = MemoryTag.objects.filter(mind=mind)
     counts = dict(rows.values("tag").annotate(n=Count("id")).values_list("tag", "n"))
     if not include_expired:
@@ -298,12 +316,16 @@ def tag_counts(
         expired = MemoryTag.objects.filter(memory_id__in=gone).values("tag").annotate(n=Count("id"))
         for tag, n in expired.values_list("tag", "n"):
             counts[tag] -= n
-    ranked = sorted(((n, tag) for tag, n in counts.items() if n > 0), key=lambda p: (-p[0], p[1]))
-    tags = [{"tag": tag, "count": n} for n, tag in ranked[:limit]]
-    memories = Memory.objects.filter(mind=mind)
-    if not include_expired:
-        memories = memories.live(now)
-    return tags, len(ranked), memories.count()
+    return sorted(((n, tag) for tag, n in counts.items() if n > 0), key=lambda p: (-p[0], p[1]))
+
+
+def tags_unused(*, mind: Mind, tags: Iterable[str]) -> list[str]:
+    """Which of `tags` (normalised) no memory of the mind has, in their order."""
+    tags = list(tags)
+    used = set(
+        MemoryTag.objects.filter(mind=mind, tag__in=tags).values_list("tag", flat=True).distinct()
+    )
+    return [tag for tag in tags if tag not in used]
 
 
 def mind_usage(*, mind: Mind) -> dict[str, int]:
@@ -510,7 +532,10 @@ def memory_diff(
     - updated: memories updated in the window but created before it;
     - deleted: ids whose delete tombstone falls in the window, oldest first. A memory created
       and deleted in the window is only here (its row is gone); one deleted and stored again
-      under the same key has a new id, so it is deleted (old id) and created (new id).
+      under the same key has a new id, so it is deleted (old id) and created (new id). One
+      whose delete was undone (memory_undo) is back under its own id: it is not in deleted,
+      and is in updated (or created) as it is now, so a client applies every list as an
+      upsert by id, whichever list named the id before.
 
     The bounds are half-open so that the next call with `since = until` neither repeats nor
     misses a write. `until` must come from `diff_until()` (see there).
@@ -542,7 +567,11 @@ def memory_diff(
         has_more=has_more,
         created=in_order.filter(created_at__gte=since),
         updated=in_order.filter(created_at__lt=since),
-        deleted=gone.order_by("at", "id").values_list("memory_id", flat=True),
+        # A memory whose delete was undone is back under its id: not deleted, but listed
+        # with the created or updated as it is now.
+        deleted=gone.exclude(Exists(Memory.objects.filter(pk=OuterRef("memory_id"))))
+        .order_by("at", "id")
+        .values_list("memory_id", flat=True),
     )
 
 

@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from functools import partial
 from typing import Any, Literal
 
 from django.db import connection, transaction
@@ -30,9 +31,10 @@ from memories import audit, rows
 from memories.actors import Actor
 from memories.embeddings import outbox
 from memories.embeddings.text import EMBEDDED_FIELDS
-from memories.fields import TOMBSTONE_FIELDS
+from memories.fields import FIELDS_BY_NAME, TOMBSTONE_FIELDS, memory_from_values
 from memories.filters import NO_FILTERS, MemoryFilters
 from memories.hygiene import duplicates
+from memories.hygiene.flags import memory_flags
 from memories.models import Memory, MemoryEvent, MemoryTag, SupersedeProposal
 from memories.recall import recall_caches_forget
 from memories.rules import (
@@ -42,6 +44,7 @@ from memories.rules import (
     SUPERSEDES,
     UNSET,
     MemoryWrite,
+    clean_tags,
     content_bytes,
     memory_body_clean,
     quotas,
@@ -353,23 +356,29 @@ def memory_delete(
     Stale, and nothing deleted, when it is no longer `expected_version` (when given)."""
     with _write_lock(memory.mind_id):
         current = _current(memory, expected_version)
-        now = now or timezone.now()
-        changes = audit.tombstone(current)
-        event = audit.event_row(
-            memory=current, actor=actor, action=Action.DELETE, changes=changes, now=now
-        )
-        rows.insert(MemoryEvent, [event])
-        _changed([(current, event)])
-        _unsupersede_by(current, actor=actor, now=now)
-        outbox.forget([current.pk])  # first: the worker's order (outbox.py)
-        current.delete()  # its tag rows and vector go with it
-        held = _charge(
-            current.mind_id,
-            memories=-1,
-            size=-content_bytes(current.content),
-            history=event["size"],
-        )
-        audit.history_fold(current.mind_id, held=held)
+        _delete(current, actor=actor, now=now or timezone.now())
+
+
+def _delete(current: Memory, *, actor: Actor, now: datetime) -> None:
+    """Delete a memory read under its mind's write lock, audited (memory_delete)."""
+    changes = audit.tombstone(current)
+    event = audit.event_row(
+        memory=current, actor=actor, action=Action.DELETE, changes=changes, now=now
+    )
+    rows.insert(MemoryEvent, [event])
+    _changed([(current, event)])
+    _unsupersede_by(current, actor=actor, now=now)
+    outbox.forget([current.pk])  # first: the worker's order (outbox.py)
+    memory_id = current.pk
+    current.delete()  # its tag rows and vector go with it
+    current.pk = memory_id  # delete() clears it; callers still name the memory
+    held = _charge(
+        current.mind_id,
+        memories=-1,
+        size=-content_bytes(current.content),
+        history=event["size"],
+    )
+    audit.history_fold(current.mind_id, held=held)
 
 
 # Who hears of every audited change in its own transaction (the webhooks' outbox): each hook
@@ -496,13 +505,25 @@ def memory_unverify(
     )
 
 
+@dataclass(frozen=True)
+class Batch:
+    """The audit rows one bulk write of a person wrote, named by their action and their
+    instant (every row of one write has the same `at`): what memory_undo_batch takes back.
+    It names no memory and holds no value, so a face may keep it (a session) as it is."""
+
+    action: str
+    at: datetime
+
+
 @dataclass
 class VerifiedMany:
     """What memory_verify_many did: how many it verified, and which it left as they were
-    because they changed since the version the caller read (in id order)."""
+    because they changed since the version the caller read (in id order); `batch` names
+    its audit rows (None when it wrote nothing)."""
 
     verified: int
     stale: list[Memory] = field(default_factory=list)
+    batch: Batch | None = None
 
 
 def memory_verify_many(
@@ -511,38 +532,180 @@ def memory_verify_many(
     actor: Actor,
     memory_ids: Sequence[str],
     expected_versions: Mapping[str, str] | None = None,
+    now: datetime | None = None,
 ) -> VerifiedMany:
     """Verify the unverified memories of `mind` among `memory_ids`, each audited; ids of
     other minds match nothing. With `expected_versions` ({id: version read}), a memory that
     is not that version (or has none given) is left as it is and listed as stale; the
     others are verified all the same."""
+    done = _change_many(
+        mind=mind,
+        actor=actor,
+        memory_ids=memory_ids,
+        expected_versions=expected_versions,
+        now=now,
+        change=partial(_verify_one, verified=True),
+    )
+    return VerifiedMany(verified=done.changed, stale=done.stale, batch=done.batch)
+
+
+@dataclass
+class ChangedMany:
+    """What a bulk change (unverify, delete, re-tag) did: how many memories it changed,
+    which it left as they were because they changed since the version the caller read (in
+    id order), and its `batch` (None when it wrote nothing)."""
+
+    changed: int
+    stale: list[Memory] = field(default_factory=list)
+    batch: Batch | None = None
+
+
+def memory_unverify_many(
+    *,
+    mind: Mind,
+    actor: Actor,
+    memory_ids: Sequence[str],
+    expected_versions: Mapping[str, str] | None = None,
+    now: datetime | None = None,
+) -> ChangedMany:
+    """Unverify the verified memories of `mind` among `memory_ids`, as memory_verify_many
+    verifies (a person only; other minds' ids match nothing; stale ones left)."""
+    return _change_many(
+        mind=mind,
+        actor=actor,
+        memory_ids=memory_ids,
+        expected_versions=expected_versions,
+        now=now,
+        change=partial(_verify_one, verified=False),
+    )
+
+
+def memory_delete_many(
+    *,
+    mind: Mind,
+    actor: Actor,
+    memory_ids: Sequence[str],
+    expected_versions: Mapping[str, str] | None = None,
+    now: datetime | None = None,
+) -> ChangedMany:
+    """Delete the memories of `mind` among `memory_ids`, each as memory_delete deletes it
+    (its tombstone in the audit trail), in one transaction; a person only, so that the
+    batch can be undone. Other minds' ids match nothing; with `expected_versions`, one that
+    changed since is left and listed as stale."""
+    deleted: list[Memory] = []
+    stamped: list[datetime] = []
+
+    def delete_all(batch: _Writes) -> None:
+        stamped.append(batch.now)
+        for memory in deleted:
+            _delete(memory, actor=actor, now=batch.now)
+
+    done = _change_many(
+        mind=mind,
+        actor=actor,
+        memory_ids=memory_ids,
+        expected_versions=expected_versions,
+        now=now,
+        change=lambda batch, memory: deleted.append(memory),
+        then=delete_all,
+    )
+    batch = Batch(Action.DELETE, stamped[0]) if deleted else None
+    return ChangedMany(changed=len(deleted), stale=done.stale, batch=batch)
+
+
+def memory_retag_many(
+    *,
+    mind: Mind,
+    actor: Actor,
+    memory_ids: Sequence[str],
+    add: Sequence[str] = (),
+    remove: Sequence[str] = (),
+    expected_versions: Mapping[str, str] | None = None,
+    now: datetime | None = None,
+) -> ChangedMany:
+    """Add the tags `add` to, and take the tags `remove` from, the memories of `mind` among
+    `memory_ids`, each audited as an update; nothing else changes, verification included
+    (re-tagging sorts memories, it does not vouch for them). A person only. Invalid (field
+    `tags`) for a tag the rules refuse, for no tag at all, or when a memory would pass the
+    tag limit (nothing is written then); other minds' ids match nothing; with
+    `expected_versions`, one that changed since is left and listed as stale."""
+    adding = memory_body_clean({"tags": list(add)}, actor=actor, partial=True).values["tags"]
+    removing = set(
+        memory_body_clean({"tags": list(remove)}, actor=actor, partial=True).values["tags"]
+    )
+    if not adding and not removing:
+        raise Invalid.one("tags", "Name a tag to add or to remove.")
+
+    def retag(batch: _Writes, memory: Memory) -> None:
+        try:
+            tags = clean_tags([t for t in memory.tags if t not in removing] + adding)
+        except ValueError as exc:
+            raise Invalid.one("tags", f"“{memory.key}”: {exc} Nothing was tagged.") from None
+        if tags != memory.tags:
+            before = audit.snapshot(memory)
+            memory.tags = tags
+            batch.changed(memory, before, action=Action.UPDATE)
+
+    return _change_many(
+        mind=mind,
+        actor=actor,
+        memory_ids=memory_ids,
+        expected_versions=expected_versions,
+        now=now,
+        change=retag,
+    )
+
+
+def _change_many(
+    *,
+    mind: Mind,
+    actor: Actor,
+    memory_ids: Sequence[str],
+    expected_versions: Mapping[str, str] | None,
+    now: datetime | None,
+    change: Callable[[_Writes, Memory], Any],
+    then: Callable[[_Writes], Any] | None = None,
+) -> ChangedMany:
+    """A person's bulk change: `change` each memory of `mind` among `memory_ids` (in id
+    order) that is the version `expected_versions` names (when given) into one batch, under
+    the mind's write lock; `then` writes what the batch does not hold (deletes)."""
     _require_person(actor)
     if len(memory_ids) > BULK_MAX_ITEMS:
         raise Invalid.one(
             "memories", f"At most {BULK_MAX_ITEMS} memories per call, got {len(memory_ids)}."
         )
     with _write_lock(mind.pk):
-        now = timezone.now()
-        batch = _Writes(actor=actor, now=now)
+        batch = _Writes(actor=actor, now=now or timezone.now())
         stale: list[Memory] = []
-        versions = expected_versions
         chosen = Memory.objects.filter(mind=mind, pk__in=set(memory_ids))
         for memory in chosen.order_by("pk"):
-            if versions is not None and not is_version(memory, versions.get(memory.pk, ())):
+            if expected_versions is not None and not is_version(
+                memory, expected_versions.get(memory.pk, ())
+            ):
                 stale.append(memory)
-            elif not memory.verified:
-                _mark_verified(batch, memory, verified=True)
+            else:
+                change(batch, memory)
         batch.persist()
-    return VerifiedMany(verified=len(batch.events), stale=stale)
+        if then is not None:
+            then(batch)
+    actions = {event["action"] for event in batch.events}
+    return ChangedMany(
+        changed=len(batch.events),
+        stale=stale,
+        batch=Batch(actions.pop(), batch.now) if len(actions) == 1 else None,
+    )
 
 
 @dataclass
 class VerifiedMatching:
-    """What memory_verify_matching did: how many memories it verified, and how many that
-    match it left as they are because they were written after the caller looked."""
+    """What memory_verify_matching did: how many memories it verified, how many that
+    match it left as they are because they were written after the caller looked, and how
+    many it left because they are flagged (with `skip_flagged`)."""
 
     verified: int
     changed: int
+    skipped: int = 0
+    batch: Batch | None = None
 
 
 def memory_verify_matching(
@@ -552,10 +715,13 @@ def memory_verify_matching(
     seen_at: datetime,
     filters: MemoryFilters = NO_FILTERS,
     q: str | None = None,
+    skip_flagged: bool = False,
     now: datetime | None = None,
 ) -> VerifiedMatching:
     """Verify every unverified memory of `mind` that memory_list(filters, q) lists, on every
-    page, in one transaction; each is audited as memory_verify audits it.
+    page, in one transaction; each is audited as memory_verify audits it. With
+    `skip_flagged`, those flagged as contradicting or nearly repeating another memory
+    (hygiene.flags.memory_flags) are left unverified and counted in `skipped`.
 
     `seen_at` is when the caller looked at what it verifies (from selectors.diff_until, so
     every write stamped before it was in view): a matching memory written after it is left
@@ -568,6 +734,11 @@ def memory_verify_matching(
         if seen_at > now:
             raise Invalid.one("seen_at", "May not lie in the future.")
         ids = memory_unverified_matching_ids(mind=mind, filters=filters, q=q, now=now)
+        skipped = 0
+        if skip_flagged:
+            flagged = memory_flags(mind=mind, memory_ids=ids, now=now)
+            skipped = len(flagged)
+            ids = [i for i in ids if i not in flagged]
         batch = _Writes(actor=actor, now=now)
         changed = 0
         for start in range(0, len(ids), rows.SAME_VALUES_CHUNK):
@@ -578,7 +749,13 @@ def memory_verify_matching(
                 elif not memory.verified:
                     _mark_verified(batch, memory, verified=True)
         batch.persist()
-    return VerifiedMatching(verified=len(batch.events), changed=changed)
+    done = len(batch.events)
+    return VerifiedMatching(
+        verified=done,
+        changed=changed,
+        skipped=skipped,
+        batch=Batch(Action.VERIFY, now) if done else None,
+    )
 
 
 # --- Supersede ----------------------------------------------------------------------------
@@ -739,15 +916,19 @@ def _unsupersede_by(memory: Memory, *, actor: Actor, now: datetime) -> None:
         supersede_many(memories=replaced, by=None, actor=actor, now=now)
 
 
-# How long a person may undo a verify or a delete of theirs (memory_undo).
+# How long a person may undo a verify or a delete of theirs (memory_undo), or a bulk write
+# (memory_undo_batch).
 UNDO_WINDOW = timedelta(minutes=10)
 UNDOABLE = (Action.VERIFY, Action.DELETE)
+# What a bulk write of a person may be (memory_verify_many, memory_verify_matching,
+# memory_unverify_many, memory_delete_many, memory_retag_many), undone as one.
+BATCH_UNDOABLE = (Action.VERIFY, Action.UNVERIFY, Action.DELETE, Action.UPDATE)
 
 
 @dataclass
 class Undone:
     """What memory_undo did: the action it undid, and the memory as it is now (a deleted
-    memory put back has a new id)."""
+    memory is back under its own id)."""
 
     action: str
     memory: Memory
@@ -757,9 +938,9 @@ def memory_undo(
     *, mind: Mind, actor: Actor, memory_id: str, action: str, now: datetime | None = None
 ) -> Undone:
     """Undo this person's latest `action` ("verify" or "delete") on a memory of `mind`, up to
-    UNDO_WINDOW after it: a verify is unverified; a deleted memory is stored again with the
-    values its delete recorded (source and verification included), under a new id as any
-    memory stored again after a delete, so incremental sync sees the delete and a create.
+    UNDO_WINDOW after it: a verify is unverified; a deleted memory is put back under its own
+    id with every value its delete recorded (source, verification and created_at included),
+    audited as an `undelete` that continues its history.
 
     NotFound when the person did no such thing to that memory of this mind; Conflict when
     it is older than UNDO_WINDOW; Stale, and nothing written, when anything was written
@@ -776,43 +957,181 @@ def memory_undo(
         done = events.filter(action=action, actor=actor.name[:254], actor_type="user").first()
         if done is None:
             raise NotFound(f"You did not {action} that memory of this mind: nothing to undo.")
-        if now - done.at > UNDO_WINDOW:
-            minutes = int(UNDO_WINDOW.total_seconds() // 60)
-            raise Conflict(
-                f"That {action} is more than {minutes} minutes old, so it can no longer be "
-                "undone from here; change the memory itself instead."
-            )
-        since = MemoryEvent.objects.filter(mind=mind, at__gte=done.at).exclude(pk=done.pk)
-        if events.first() != done or (
-            action == Action.DELETE and since.filter(category=done.category, key=done.key).exists()
-        ):
+        _refuse_late(done.at, now=now, what=f"That {action}")
+        if events.first() != done or (action == Action.DELETE and not _undeletable([done])):
             if action == Action.VERIFY:
                 raise Stale(f"“{done.key}” changed since you verified it: it was left as it is.")
             raise Stale(
                 f"A memory “{done.key}” was stored since you deleted it (or it was put back "
                 "already): nothing was put back."
             )
+        batch = _Writes(actor=actor, now=now)
         if action == Action.VERIFY:
             # Its latest event is the verify: it is there, verified by this person.
             current = Memory.objects.get(mind=mind, pk=memory_id)
             if current.verified:
-                batch = _Writes(actor=actor, now=now)
                 _mark_verified(batch, current, verified=False)
-                batch.persist()
-            return Undone(action, current)
-        if any(audit.holds_no_values(change) for change in done.changes.values()):
-            raise Conflict(
-                f"The values “{done.key}” had when you deleted it were folded to keep this "
-                "mind's history within its budget (SYNAPSE_MAX_HISTORY_BYTES): nothing was "
-                "put back."
-            )
-        record = {name: change.get("old") for name, change in done.changes.items()}
-        (result,) = memory_upsert_many(
-            mind=mind, actor=actor, items=[record], restore=True, now=now
+        else:
+            if _holds_no_values(done):
+                raise Conflict(
+                    f"The values “{done.key}” had when you deleted it were folded to keep this "
+                    "mind's history within its budget (SYNAPSE_MAX_HISTORY_BYTES): nothing "
+                    "was put back."
+                )
+            current = _undelete(batch, done)
+        batch.persist()
+    return Undone(action, current)
+
+
+@dataclass
+class UndoneBatch:
+    """What memory_undo_batch did: the action it undid, the memories it took back (as they
+    are now, in id order), and how many of the batch it left as they are because they
+    changed since (or, deleted, a memory with their key was stored since, or their values
+    were folded)."""
+
+    action: str
+    undone: list[Memory]
+    left: int
+
+    @property
+    def total(self) -> int:
+        return len(self.undone) + self.left
+
+
+def memory_undo_batch(
+    *, mind: Mind, actor: Actor, batch: Batch, now: datetime | None = None
+) -> UndoneBatch:
+    """Take back a bulk write of this person on `mind` (the `batch` its service answered),
+    up to UNDO_WINDOW after it, in one transaction: verified ones are unverified, unverified
+    ones verified again as they were, deleted ones put back under their own ids (as
+    memory_undo does), re-tagged ones given their tags back. Each is audited.
+
+    A memory written since (by anyone, this undo included), or, for a delete, whose
+    category and key a memory was stored under since, is left as it is and counted in
+    `left`: the rest is undone all the same. Forbidden for anyone but a person; Invalid for
+    an action no bulk write makes; NotFound when this person wrote no such batch on this
+    mind (another mind's batch included); Conflict when it is older than UNDO_WINDOW or a
+    quota refuses what it would put back; Stale, and nothing written, when every memory of
+    it changed since.
+    """
+    if actor.kind != "user":
+        raise Forbidden("Only a person can undo what a person did.")
+    if batch.action not in BATCH_UNDOABLE:
+        raise Invalid.one("action", f"Only {', '.join(BATCH_UNDOABLE)} can be undone.")
+    with _write_lock(mind.pk):
+        now = now or timezone.now()
+        done = list(
+            MemoryEvent.objects.filter(
+                mind=mind,
+                action=batch.action,
+                at=batch.at,
+                actor=actor.name[:254],
+                actor_type="user",
+            ).order_by("memory_id", "id")
         )
-    if isinstance(result, ItemRefused):
-        raise result.error
-    return Undone(action, result.memory)
+        if not done:
+            raise NotFound(
+                f"You did not {batch.action} those memories of this mind: nothing to undo."
+            )
+        _refuse_late(batch.at, now=now, what="That change")
+        writes = _Writes(actor=actor, now=now)
+        undone: list[Memory] = []
+        if batch.action == Action.DELETE:
+            for event in _undeletable(done):
+                if not _holds_no_values(event):
+                    undone.append(_undelete(writes, event))
+        else:
+            current = {m.pk: m for m in _unchanged_since(mind, done)}
+            for event in done:
+                memory = current.get(event.memory_id)
+                if memory is not None and not _holds_no_values(event):
+                    _revert(writes, memory, event)
+                    undone.append(memory)
+        if not undone:
+            raise Stale(
+                f"Every one of the {len(done):,} memories changed since (or was put back "
+                "already): nothing was undone."
+            )
+        writes.persist()
+    return UndoneBatch(batch.action, undone, left=len(done) - len(undone))
+
+
+def _refuse_late(at: datetime, *, now: datetime, what: str) -> None:
+    if now - at > UNDO_WINDOW:
+        minutes = int(UNDO_WINDOW.total_seconds() // 60)
+        raise Conflict(
+            f"{what} is more than {minutes} minutes old, so it can no longer be undone from "
+            "here; change the memory itself instead."
+        )
+
+
+def _holds_no_values(event: MemoryEvent) -> bool:
+    return any(audit.holds_no_values(change) for change in event.changes.values())
+
+
+def _unchanged_since(mind: Mind, done: list[MemoryEvent]) -> list[Memory]:
+    """The memories of `done` (one row each, of one write) that nothing was written to
+    since."""
+    by_memory = {event.memory_id: event for event in done}
+    ids = sorted(by_memory)
+    unchanged: list[Memory] = []
+    for start in range(0, len(ids), rows.SAME_VALUES_CHUNK):
+        chunk = ids[start : start + rows.SAME_VALUES_CHUNK]
+        written = MemoryEvent.objects.filter(mind=mind, memory_id__in=chunk, at__gte=done[0].at)
+        later = {
+            memory_id
+            for memory_id, at, pk in written.values_list("memory_id", "at", "pk")
+            if (at, pk) > (by_memory[memory_id].at, by_memory[memory_id].pk)
+        }
+        unchanged += Memory.objects.filter(mind=mind, pk__in=set(chunk) - later).order_by("pk")
+    return unchanged
+
+
+def _undeletable(deletes: list[MemoryEvent]) -> list[MemoryEvent]:
+    """The delete rows whose memory can be put back as it was: no memory holds its id or its
+    category and key now, and none was stored under them since."""
+    mind_id = deletes[0].mind_id
+    keys = {event.key for event in deletes}
+    ids = {event.memory_id for event in deletes}
+    taken = set(Memory.objects.filter(mind_id=mind_id, key__in=keys).values_list("category", "key"))
+    present = set(Memory.objects.filter(pk__in=ids).values_list("pk", flat=True))
+    since = MemoryEvent.objects.filter(
+        mind_id=mind_id, key__in=keys, at__gte=min(event.at for event in deletes)
+    ).values_list("category", "key", "at", "pk")
+    return [
+        event
+        for event in deletes
+        if event.memory_id not in present
+        and (event.category, event.key) not in taken
+        and not any(
+            (category, key) == (event.category, event.key) and (at, pk) > (event.at, event.pk)
+            for category, key, at, pk in since
+        )
+    ]
+
+
+def _undelete(batch: _Writes, deleted: MemoryEvent) -> Memory:
+    """Put the memory a delete row recorded back into `batch`: its own id, every value the
+    row holds, updated now."""
+    values = {name: change.get("old") for name, change in deleted.changes.items()}
+    memory = memory_from_values(values, memory_id=deleted.memory_id, mind_id=deleted.mind_id)
+    successor = memory.superseded_by_id
+    if successor and not Memory.objects.filter(mind_id=memory.mind_id, pk=successor).exists():
+        memory.superseded_by_id = None  # it went too: current again, as its delete made it
+    memory.updated_at = batch.now
+    batch.created(memory, action=Action.UNDELETE)
+    return memory
+
+
+def _revert(batch: _Writes, memory: Memory, event: MemoryEvent) -> None:
+    """Write (into `batch`) the values `event` replaced back into `memory`."""
+    before = audit.snapshot(memory)
+    for name, change in event.changes.items():
+        public = FIELDS_BY_NAME[name]
+        setattr(memory, public.attribute, public.decode(change.get("old")))
+    taken_back: dict[str, str] = {Action.VERIFY: Action.UNVERIFY, Action.UNVERIFY: Action.VERIFY}
+    batch.changed(memory, before, action=taken_back.get(event.action, Action.UPDATE))
 
 
 @dataclass
@@ -867,6 +1186,12 @@ def memory_restore(
 def _require_person(actor: Actor) -> None:
     if actor.kind != "user":
         raise Forbidden("Only a person can verify or unverify a memory.")
+
+
+def _verify_one(batch: _Writes, memory: Memory, *, verified: bool) -> None:
+    """Verify (or unverify) `memory` into `batch` unless it already is."""
+    if memory.verified != verified:
+        _mark_verified(batch, memory, verified=verified)
 
 
 def _mark_verified(batch: _Writes, memory: Memory, *, verified: bool) -> None:
@@ -1048,10 +1373,10 @@ class _Writes:
         # What the writes add to each mind's usage: [memories, content bytes, history bytes].
         self.usage: dict[str, list[int]] = {}
 
-    def created(self, memory: Memory) -> None:
+    def created(self, memory: Memory, *, action: str = Action.CREATE) -> None:
         self.new[memory.pk] = memory
         self._use(memory.mind_id, 1, content_bytes(memory.content))
-        self._event(memory, Action.CREATE, audit.created_changes(memory))
+        self._event(memory, action, audit.created_changes(memory))
 
     def updated(self, memory: Memory, write: MemoryWrite) -> bool:
         """Apply `write` to a stored (or just created) memory; False when nothing changed."""

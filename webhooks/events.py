@@ -51,6 +51,8 @@ FOR_ACTION = {
     Action.VERIFY: "memory.verified",
     Action.UNVERIFY: "memory.unverified",
     Action.SUPERSEDE: "memory.superseded",
+    # A delete undone: the memory is there again, under the id memory.deleted named.
+    Action.UNDELETE: "memory.created",
 }
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable
-from datetime import date, datetime
+from datetime import UTC, date, datetime
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Any, SupportsFloat, TypedDict
 from urllib.parse import quote
@@ -38,7 +38,7 @@ class ChartContext(TypedDict):
 
 
 class UndoContext(TypedDict):
-    offer: dict[str, str] | None
+    offer: dict[str, Any] | None
     minutes: int
     next: str
     csrf_token: object  # the context's token, a lazy string, for {% csrf_token %}
@@ -77,11 +77,8 @@ def audit_value(value: object) -> str:
         return ", ".join(map(str, value)) if value else "(none)"
     if isinstance(value, dict):
         return json.dumps(value, ensure_ascii=False)
-    if isinstance(value, str) and len(value) >= 19 and value[4] == "-" and value[10] == "T":
-        try:
-            moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
-        except ValueError:
-            return value
+    moment = _audit_moment(value)
+    if moment is not None:
         return f"{moment:%Y-%m-%d %H:%M} UTC"
     return str(value)
 
@@ -212,13 +209,40 @@ _HUNDREDTH = Decimal("0.01")
 
 @register.simple_tag
 def time_element(value: datetime | None, seconds: bool = False) -> SafeString:
-    """`<time datetime="ISO 8601">YYYY-MM-DD HH:MM</time>` (`seconds`: HH:MM:SS) in the
-    current time zone, as the date filter writes it."""
+    """The one way the dashboard shows a moment: `<time datetime="ISO 8601, UTC"
+    title="… UTC">YYYY-MM-DD HH:MM UTC</time>` (`seconds`: HH:MM:SS). It reads right
+    without a script; dashboard.js rewrites the text into the browser's time zone and leaves
+    UTC in the title."""
     if value is None:
         return mark_safe("")
-    local = timezone.localtime(value)
-    shown = local.strftime("%Y-%m-%d %H:%M:%S" if seconds else "%Y-%m-%d %H:%M")
-    return format_html('<time datetime="{}">{}</time>', local.isoformat(), shown)
+    utc = value.astimezone(UTC)
+    shown = utc.strftime("%Y-%m-%d %H:%M:%S UTC" if seconds else "%Y-%m-%d %H:%M UTC")
+    return format_html(
+        '<time datetime="{}" title="{}">{}</time>',
+        utc.replace(microsecond=0).isoformat(),
+        shown,
+        shown,
+    )
+
+
+@register.filter
+def audit_cell(value: object) -> SafeString:
+    """An audit value as a history table's cell shows it: a timestamp as time_element, all
+    else as audit_value (escaped)."""
+    moment = _audit_moment(value)
+    if moment is not None:
+        return time_element(moment)
+    return escape(audit_value(value))
+
+
+def _audit_moment(value: object) -> datetime | None:
+    if isinstance(value, str) and len(value) >= 19 and value[4] == "-" and value[10] == "T":
+        try:
+            moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
+        except ValueError:
+            return None
+        return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
+    return None
 
 
 @register.simple_tag(takes_context=True)

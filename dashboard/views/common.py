@@ -18,6 +18,7 @@ from accounts.once import FormSend
 from core.errors import NotFound
 from memories.models import Memory
 from memories.selectors import MemoryPage, memory_get
+from memories.services import Batch
 from minds.access import mind_for_person
 from minds.models import Mind
 
@@ -63,7 +64,19 @@ def offer_undo(request: HttpRequest, *, memory: Memory, action: str) -> None:
     }
 
 
-def take_undo_offer(request: HttpRequest) -> dict[str, str] | None:
+def offer_batch_undo(request: HttpRequest, *, mind: Mind, batch: Batch, count: int) -> None:
+    """Show an Undo button for a bulk action of the person (services.memory_undo_batch
+    decides whether it still can): the session keeps what names the batch, its action and
+    instant, and how many memories it changed; no id and no content of any of them."""
+    request.session[UNDO_OFFER] = {
+        "mind": mind.pk,
+        "batch": batch.action,
+        "at": batch.at.isoformat(),
+        "count": count,
+    }
+
+
+def take_undo_offer(request: HttpRequest) -> dict[str, Any] | None:
     """The Undo offer to show on this page, once, as a message is shown once."""
     session = getattr(request, "session", None)
     return session.pop(UNDO_OFFER, None) if session is not None else None

@@ -16,6 +16,7 @@ from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
+from django.utils.http import urlencode
 from django.views.decorators.http import require_http_methods, require_POST
 
 from core.errors import Conflict, Invalid, NotFound, QuotaExceeded, Stale
@@ -23,6 +24,7 @@ from dashboard.forms import MemoryEditForm, MemoryFilterForm
 from dashboard.views.common import (
     SelectorPages,
     next_url,
+    offer_batch_undo,
     offer_undo,
     own_memory,
     own_mind,
@@ -32,6 +34,7 @@ from dashboard.views.common import (
 from memories import audit, services
 from memories.actors import Actor
 from memories.filters import MemoryFilters
+from memories.hygiene.flags import flagged_memories, memory_flags
 from memories.hygiene.supersede import proposals_waiting
 from memories.models import Memory, MemoryEvent
 from memories.rules import parse_timestamp
@@ -43,8 +46,17 @@ from memories.selectors import (
     memory_counts,
     memory_ids_present,
     memory_list,
+    memory_related,
     memory_unverified_matching_ids,
+    tags_most_used,
+    tags_unused,
 )
+from minds.models import Mind
+
+# Related memories the memory page lists (the API's /memory/{id}/related pages through all).
+RELATED_SHOWN = 5
+# Flagged memories "verify all matching" lists by name.
+FLAGGED_SHOWN = 50
 
 
 def _detail_url(memory: Memory) -> str:
@@ -100,6 +112,10 @@ def memory_table(request: HttpRequest, mind_id: str) -> HttpResponse:
             {"aria-invalid": "true", "aria-describedby": "search-error"}
         )
     rows = page.object_list if query else [{"memory": memory} for memory in page]
+    # A memory opened from a search or a filtered page leads back to it, and so does its
+    # deletion (common.next_url checks the way back when it is used).
+    here = request.get_full_path() if request.GET else ""
+    nothing = not rows and not search_error and filters != MemoryFilters()
     return render(
         request,
         "dashboard/memory_list.html",
@@ -115,8 +131,52 @@ def memory_table(request: HttpRequest, mind_id: str) -> HttpResponse:
             "order": dict(form.fields["sort"].choices).get(sort or "", ""),  # type: ignore[attr-defined]
             "by_meaning": search_mode_default() == "hybrid" and not search_warnings,
             "search_warnings": search_warnings,
+            "next_query": f"?{urlencode({'next': here})}" if here else "",
+            # The mind's most used tags to pick from: a bounded list, however many it has.
+            "tag_choices": tags_most_used(mind=mind, limit=TAG_CHOICES),
+            "loosen": _loosen(request, mind, counted=not query) if nothing else [],
+            "unused_tags": tags_unused(mind=mind, tags=filters.all_tags) if nothing else [],
         },
     )
+
+
+TAG_CHOICES = 100
+
+
+def _loosen(request: HttpRequest, mind: Mind, *, counted: bool) -> list[dict[str, Any]]:
+    """For a list that nothing matches: each filter set (and each of several tags) as a link
+    to the same list without it, with how many memories that shows (`counted`: without a
+    search, where a count is one cheap query)."""
+    form = MemoryFilterForm(request.GET)
+    form.is_valid()
+    ways: list[tuple[str, str, str]] = []  # (what is left out, the filter, what it keeps)
+    for name, field in form.fields.items():
+        value = form.cleaned_data.get(name)
+        if name in ("q", "sort") or not value:
+            continue
+        if name != "tag":
+            choices = dict(getattr(field, "choices", ()))
+            ways.append((f"{field.label}: {choices.get(value, value)}", name, ""))
+            continue
+        tags = value.split(", ")
+        ways.append((f"the tag{'s' if len(tags) > 1 else ''} “{value}”", name, ""))
+        if len(tags) > 1:
+            for tag in tags:
+                ways.append((f"the tag “{tag}”", name, ", ".join(t for t in tags if t != tag)))
+    found = []
+    for label, name, kept in ways:
+        params = request.GET.copy()
+        params.pop("page", None)
+        params.pop(name, None)
+        if kept:
+            params[name] = kept
+        count = None
+        if counted:
+            looser = MemoryFilterForm(params)
+            looser.is_valid()
+            count = memory_list(mind=mind, filters=looser.filters(), limit=1).total
+        found.append({"label": label, "url": f"?{params.urlencode()}", "count": count})
+    return found
 
 
 def _search_rows(*, warnings: list[str], **arguments: Any) -> tuple[list[dict[str, Any]], int]:
@@ -132,10 +192,19 @@ def _search_rows(*, warnings: list[str], **arguments: Any) -> tuple[list[dict[st
 def memory_detail(request: HttpRequest, mind_id: str, memory_id: str) -> HttpResponse:
     mind, memory = own_memory(request, mind_id, memory_id)
     history = audit.memory_history(memory=memory)
+    back = next_url(request, "")
     return render(
         request,
         "dashboard/memory_detail.html",
-        {"mind": mind, "memory": memory, "history": history},
+        {
+            "mind": mind,
+            "memory": memory,
+            "history": history,
+            "flags": memory_flags(mind=mind, memory_ids=[memory.pk]).get(memory.pk, []),
+            "related": memory_related(mind=mind, memory=memory, limit=RELATED_SHOWN),
+            "back": back,
+            "next_query": f"?{urlencode({'next': back})}" if back else "",
+        },
     )
 
 
@@ -313,12 +382,19 @@ def review_queue(request: HttpRequest, mind_id: str) -> HttpResponse:
     page = paged(request, queue)
     here = request.get_full_path()
     shown = list(page)
+    flags = memory_flags(mind=mind, memory_ids=[memory.pk for memory in shown])
     rows = []
     for i, memory in enumerate(shown):
         # Where the person lands after acting on this row: the row after it (the row itself
         # leaves the queue), or the one before when it is the last.
         after = shown[i + 1] if i + 1 < len(shown) else shown[i - 1] if i else None
-        rows.append({"memory": memory, "after": f"{here}#row-{after.pk}" if after else here})
+        rows.append(
+            {
+                "memory": memory,
+                "after": f"{here}#row-{after.pk}" if after else here,
+                "flags": flags.get(memory.pk, []),
+            }
+        )
     return render(
         request,
         "dashboard/review.html",
@@ -361,6 +437,7 @@ def verify_matching(request: HttpRequest, mind_id: str) -> HttpResponse:
                 seen_at=parse_timestamp(request.POST.get("seen", "")),
                 filters=filters,
                 q=query,
+                skip_flagged=request.POST.get("skip_flagged") == "on",
             )
         except ValueError:
             messages.error(request, "That form is incomplete: nothing was verified.")
@@ -368,19 +445,25 @@ def verify_matching(request: HttpRequest, mind_id: str) -> HttpResponse:
             messages.error(request, f"Nothing was verified: {exc.text()}")
         else:
             _verified_matching(request, result)
+            if result.batch is not None:
+                offer_batch_undo(request, mind=mind, batch=result.batch, count=result.verified)
         return redirect(back)
     seen_at = diff_until(mind=mind)  # every write stamped before it is in the count
     try:
-        count = len(memory_unverified_matching_ids(mind=mind, filters=filters, q=query))
+        ids = memory_unverified_matching_ids(mind=mind, filters=filters, q=query)
     except Invalid as exc:
         messages.error(request, f"Nothing to verify: {exc.text()}")
         return redirect(back)
+    count = len(ids)
+    flagged = flagged_memories(mind=mind, memory_ids=ids)
     return render(
         request,
         "dashboard/verify_matching.html",
         {
             "mind": mind,
             "count": count,
+            "flagged": flagged[:FLAGGED_SHOWN],
+            "flagged_count": len(flagged),
             "seen": seen_at.isoformat(),
             "described": [
                 (form[name].label, _shown_value(form, name))
@@ -410,12 +493,18 @@ def _shown_value(form: MemoryFilterForm, name: str) -> str:
 def _verified_matching(request: HttpRequest, result: services.VerifiedMatching) -> None:
     done, changed = result.verified, result.changed
     verified = f"Verified {done:,} memor{'y' if done == 1 else 'ies'}"
+    if result.skipped:
+        n = result.skipped
+        verified += (
+            f"; left {n:,} flagged memor{'y' if n == 1 else 'ies'} unverified (contradicting or "
+            "nearly repeating another): look at them in the review queue"
+        )
     if changed:
         left = f"{changed:,} changed since you looked and {'was' if changed == 1 else 'were'}"
         messages.warning(
             request, f"{verified}; {left} left as {'it is' if changed == 1 else 'they are'}."
         )
-    elif done:
+    elif done or result.skipped:
         messages.success(request, f"{verified}.")
     else:
         messages.info(request, "Nothing to verify: every memory these filters match is verified.")
@@ -444,38 +533,6 @@ def memory_undo_view(request: HttpRequest, mind_id: str) -> HttpResponse:
     else:
         messages.success(request, f"Undone: “{memory.key}” is back, as it was.")
     return redirect(f"{back}#row-{memory.pk}")
-
-
-@login_required
-@require_POST
-def bulk_verify(request: HttpRequest, mind_id: str) -> HttpResponse:
-    mind = own_mind(request, mind_id)
-    back = next_url(request, reverse("dashboard:review", args=[mind.pk]))
-    ticked = request.POST.getlist("memory")
-    try:
-        # Scoped by the mind: ids of other minds simply match nothing.
-        result = services.memory_verify_many(
-            mind=mind,
-            actor=Actor.for_user(request.user),
-            memory_ids=ticked,
-            expected_versions={pk: request.POST.get(f"version-{pk}", "") for pk in ticked},
-        )
-    except Invalid as exc:
-        messages.error(request, exc.text())
-        return redirect(back)
-    done = result.verified
-    if done:
-        messages.success(request, f"Verified {done} memor{'y' if done == 1 else 'ies'}.")
-    if result.stale:
-        keys = ", ".join(f"“{memory.key}”" for memory in result.stale)
-        messages.warning(
-            request,
-            f"Changed since you loaded the page, so not verified: {keys}. They are shown "
-            "again with what they hold now: verify them if they are right.",
-        )
-    elif not done:
-        messages.info(request, "Tick the memories to verify first.")
-    return redirect(back)
 
 
 @login_required

@@ -21,6 +21,7 @@ from django.utils import timezone
 from memories.fields import iso
 from memories.hygiene.contradictions import DEFAULT_WITHIN, contradiction_pairs
 from memories.hygiene.duplicates import duplicate_groups
+from memories.hygiene.flags import flags_found
 from memories.models import HygieneCounts, MemoryEvent, SupersedeProposal
 from memories.selectors import ATTENTION_IDS, mind_health
 from minds.models import Mind
@@ -42,7 +43,8 @@ WHY = {
 
 
 def hygiene_check(*, mind: Mind, now: datetime | None = None) -> HygieneCounts:
-    """Run both checks on the mind now and store what they find."""
+    """Run both checks on the mind now and store what they find: the counts, and the
+    flags of each memory (flags.memory_flags reads them)."""
     now = now or timezone.now()
     seen = MemoryEvent.objects.filter(mind=mind).aggregate(last=Max("id"))["last"] or 0
     contradictions = contradiction_pairs(mind=mind, within=DEFAULT_WITHIN, now=now)
@@ -54,6 +56,7 @@ def hygiene_check(*, mind: Mind, now: datetime | None = None) -> HygieneCounts:
             "contradiction_ids": [c.a.pk for c in contradictions][:ATTENTION_IDS],
             "duplicates": len(groups),
             "duplicate_ids": [g.memories[0].pk for g in groups][:ATTENTION_IDS],
+            "flags": flags_found(contradictions, groups),
             "through_event": seen,
             "checked_at": now,
         },
@@ -94,7 +97,7 @@ def hygiene_check_due(*, now: datetime | None = None) -> int:
 def hygiene_counts(*, mind: Mind) -> dict[str, Any]:
     """What the checks last found ({kind: (count, ids)}, None before the first check) and
     the proposals waiting now; `checked_at` when the checks ran."""
-    stored = HygieneCounts.objects.filter(mind=mind).first()
+    stored = HygieneCounts.objects.filter(mind=mind).defer("flags").first()
     proposals = SupersedeProposal.objects.filter(mind=mind).order_by("-created_at", "-id")
     return {
         "contradictions": None

@@ -24,7 +24,7 @@ from memories.models import Memory
 from memories.search import semantic
 from memories.search.query import MAX_QUERY_CHARS, ParsedQuery, SearchQueryError, parse_query
 from memories.search.ranking import Ranking, hybrid_ranking, keyword_ids, meaning_ranking
-from memories.search.sqlite import SNIPPET_ELLIPSIS, SNIPPET_TOKENS
+from memories.search.sqlite import content_lead
 from minds.models import Mind
 
 __all__ = [
@@ -493,6 +493,4 @@ def _memories(mind: Mind, ids: list[str]) -> dict[str, Memory]:
 
 def _lead(memory: Memory) -> str:
     """A snippet for a memory found by meaning alone: the start of its content."""
-    words = memory.content.split()
-    head = " ".join(words[:SNIPPET_TOKENS])
-    return head + (SNIPPET_ELLIPSIS if len(words) > SNIPPET_TOKENS else "")
+    return content_lead(memory.content)

@@ -24,6 +24,7 @@ from memories.search.sqlite import (
     SNIPPET_TOKENS,
     WEIGHTS,
     Hits,
+    content_snippet,
 )
 
 if TYPE_CHECKING:
@@ -209,10 +210,7 @@ page AS MATERIALIZED (
 SELECT {_COLUMNS}, page.hit_rank AS search_score,
        (SELECT count(*) FROM matched) AS search_total,
        ts_headline('{CONFIG}', {PLAIN_FUNCTION}(m.content), q.query, '{_HEADLINE}')
-           AS search_snippet,
-       ts_headline('{CONFIG}', {PLAIN_FUNCTION}(m.key), q.query,
-                   'StartSel={SNIPPET_OPEN}, StopSel={SNIPPET_CLOSE}, HighlightAll=true')
-           AS search_key
+           AS search_snippet
 FROM page JOIN memories_memory AS m ON m.id = page.hit_id
 CROSS JOIN (SELECT {_TSQUERY} AS query) AS q
 ORDER BY /*final_order*/
@@ -259,7 +257,7 @@ def search(
     )
     rows = cast("list[SearchRow]", list(found))
     for memory in rows:
-        memory.search_snippet = _snippet(memory)
+        memory.search_snippet = _snippet(memory.search_snippet, memory.content)
     if not rows and offset:  # past the last page: still say how many there are
         with connection.cursor() as cursor:
             cursor.execute(COUNT_SQL.replace("/*filters*/", where), [mind_id, expression, *params])
@@ -285,9 +283,7 @@ FROM matched ORDER BY {RANK_ORDER} LIMIT %s
 
 SNIPPETS_SQL = f"""
 SELECT m.id,
-       ts_headline('{CONFIG}', {PLAIN_FUNCTION}(m.content), q.query, '{_HEADLINE}'),
-       ts_headline('{CONFIG}', {PLAIN_FUNCTION}(m.key), q.query,
-                   'StartSel={SNIPPET_OPEN}, StopSel={SNIPPET_CLOSE}, HighlightAll=true')
+       ts_headline('{CONFIG}', {PLAIN_FUNCTION}(m.content), q.query, '{_HEADLINE}')
 FROM memories_memory AS m CROSS JOIN (SELECT {_TSQUERY} AS query) AS q
 WHERE m.id = ANY(%s)
 """
@@ -346,12 +342,7 @@ def snippets(*, mind_id: str, parsed: ParsedQuery, memories: list[Memory]) -> di
     with connection.cursor() as cursor:
         cursor.execute(SNIPPETS_SQL, [expression, list(by_id)])
         found = cursor.fetchall()
-    result = {}
-    for memory_id, content, key in found:
-        row = cast("SearchRow", by_id[memory_id])
-        row.search_snippet, row.search_key = content, key
-        result[memory_id] = _snippet(row)
-    return result
+    return {memory_id: _snippet(content, by_id[memory_id].content) for memory_id, content in found}
 
 
 def passing(
@@ -423,15 +414,10 @@ def _has_words(text: str) -> bool:
     return any(ch.isalnum() for ch in text)
 
 
-def _snippet(memory: SearchRow) -> str:
-    """The content around the matched words; the key when only the key or tags matched."""
-    content = memory.search_snippet or ""
-    if SNIPPET_OPEN in content:
-        return _restore(content, memory.content)
-    key = memory.search_key or ""
-    if SNIPPET_OPEN in key:
-        return _restore(key, memory.key)
-    return _restore(content, memory.content)
+def _snippet(headline: str | None, content: str) -> str:
+    """sqlite.content_snippet, the headline's characters put back first."""
+    marked = _restore(headline, content) if headline and SNIPPET_OPEN in headline else None
+    return content_snippet(marked, content)
 
 
 # --- maintenance -------------------------------------------------------------------------

@@ -6,7 +6,7 @@ The DDL is created by migration 0002_search_index and repeated here for
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, TypedDict, cast
@@ -34,6 +34,21 @@ SNIPPET_OPEN = "«"
 SNIPPET_CLOSE = "»"
 SNIPPET_ELLIPSIS = "…"
 SNIPPET_TOKENS = 16
+
+
+def content_lead(content: str) -> str:
+    """The start of a content, as a snippet of it with no word matched."""
+    words = content.split()
+    head = " ".join(words[:SNIPPET_TOKENS])
+    return head + (SNIPPET_ELLIPSIS if len(words) > SNIPPET_TOKENS else "")
+
+
+def content_snippet(marked: str | None, content: str) -> str:
+    """A search snippet: always of the content, its matched words marked, or its start
+    (`content_lead`) when only the key or a tag matched. Every face shows the key beside the
+    snippet: a snippet of the key would show it twice and hide what the memory says."""
+    return marked if marked and SNIPPET_OPEN in marked else content_lead(content)
+
 
 TAGS_TEXT = "(SELECT group_concat(value, ' ') FROM json_each({row}.tags))"
 MIND_TOKEN = "replace({row}.mind_id, '_', '')"
@@ -110,8 +125,7 @@ page AS MATERIALIZED (
 )
 SELECT m.*, -page.hit_rank AS search_score, (SELECT count(*) FROM matched) AS search_total,
        snippet({FTS_TABLE}, 2, '{SNIPPET_OPEN}', '{SNIPPET_CLOSE}', '{SNIPPET_ELLIPSIS}',
-               {SNIPPET_TOKENS}) AS search_snippet,
-       highlight({FTS_TABLE}, 0, '{SNIPPET_OPEN}', '{SNIPPET_CLOSE}') AS search_key
+               {SNIPPET_TOKENS}) AS search_snippet
 """
 # Best match first; equal scores (rare: same words, same lengths): the newer memory first.
 RANK_ORDER = "hit_rank, hit_rowid DESC"
@@ -140,7 +154,6 @@ class SearchColumns(TypedDict):
     search_score: float
     search_total: int
     search_snippet: str | None
-    search_key: str | None
 
 
 if TYPE_CHECKING:
@@ -155,16 +168,18 @@ class Hits:
     total: int
 
 
-def match_expression(*, mind_id: str, parsed: ParsedQuery, tag: str | None = None) -> str:
-    """The whole MATCH: the mind's token AND (the tag's words in `tags`) AND the user query.
+def match_expression(*, mind_id: str, parsed: ParsedQuery, tags: Sequence[str] = ()) -> str:
+    """The whole MATCH: the mind's token AND (each tag's words in `tags`) AND the user query.
 
     The tag part only narrows early; the exact tag test is the filter in SQL, since
     "docker compose" also matches the tags ["docker", "compose"].
     """
     token = mind_token(mind_id).replace('"', '""')
-    narrow = ""
-    if tag and any(ch.isalnum() for ch in tag):
-        narrow = ' AND tags : "' + tag.replace('"', '""') + '"'
+    narrow = "".join(
+        ' AND tags : "' + tag.replace('"', '""') + '"'
+        for tag in tags
+        if any(ch.isalnum() for ch in tag)
+    )
     return f'mind_id : "{token}"{narrow} AND ({to_fts5(parsed)})'
 
 
@@ -182,7 +197,7 @@ def search(
 
     Best match first, or in the order SORTS[sort] names.
     """
-    expression = match_expression(mind_id=mind_id, parsed=parsed, tag=filters.tag)
+    expression = match_expression(mind_id=mind_id, parsed=parsed, tags=filters.all_tags)
     where, params = filters.sql(now=now, db=connection)
     template = SEARCH_SQL_ONE_PASS if _one_pass(parsed) else SEARCH_SQL_BY_ROWID
     if sort is None:
@@ -196,7 +211,7 @@ def search(
     found = Memory.objects.raw(sql, [expression, mind_id, *params, limit, offset, expression])
     rows = cast("list[SearchRow]", list(found))
     for memory in rows:
-        memory.search_snippet = _snippet(memory)
+        memory.search_snippet = content_snippet(memory.search_snippet, memory.content)
     if not rows and offset:  # past the last page: still say how many there are
         return Hits([], _count(expression, mind_id, where, params))
     return Hits(rows, rows[0].search_total if rows else 0)
@@ -211,8 +226,7 @@ ORDER BY score DESC, m.rowid DESC LIMIT %s
 
 _SNIPPET_COLUMNS = f"""
 SELECT m.id, snippet({FTS_TABLE}, 2, '{SNIPPET_OPEN}', '{SNIPPET_CLOSE}', '{SNIPPET_ELLIPSIS}',
-                     {SNIPPET_TOKENS}),
-       highlight({FTS_TABLE}, 0, '{SNIPPET_OPEN}', '{SNIPPET_CLOSE}')
+                     {SNIPPET_TOKENS})
 """
 # Snippets of given memories, the two ways `search` has (above): by rowid, or in one pass.
 SNIPPETS_SQL_BY_ROWID = f"""
@@ -235,7 +249,7 @@ def ranking(
 ) -> list[tuple[str, float]]:
     """The best `limit` matches as (memory id, score), in `search`'s order, without the
     rows or snippets (hybrid search fuses these ids, then reads only the page)."""
-    expression = match_expression(mind_id=mind_id, parsed=parsed, tag=filters.tag)
+    expression = match_expression(mind_id=mind_id, parsed=parsed, tags=filters.all_tags)
     where, params = filters.sql(now=now, db=connection)
     with connection.cursor() as cursor:
         cursor.execute(
@@ -268,7 +282,7 @@ def ranking_counted(
     now: datetime,
 ) -> tuple[list[tuple[str, float]], int, set[str]]:
     """`ranking`, and with it how many match in all and which of `among` match."""
-    expression = match_expression(mind_id=mind_id, parsed=parsed, tag=filters.tag)
+    expression = match_expression(mind_id=mind_id, parsed=parsed, tags=filters.all_tags)
     where, params = filters.sql(now=now, db=connection)
     marks = ", ".join(["%s"] * len(among)) or "NULL"
     sql = RANKING_COUNTED_SQL.format(filters=where, marks=marks, **WEIGHTS)
@@ -290,9 +304,10 @@ def snippets(*, mind_id: str, parsed: ParsedQuery, memories: list[Memory]) -> di
     marks = ", ".join(["%s"] * len(memories))
     template = SNIPPETS_SQL_ONE_PASS if _one_pass(parsed) else SNIPPETS_SQL_BY_ROWID
     sql = template.format(marks=marks)
+    by_id = {m.pk: m for m in memories}
     with connection.cursor() as cursor:
-        cursor.execute(sql, [*(m.pk for m in memories), expression])
-        return {memory_id: _pick(content, key) for memory_id, content, key in cursor.fetchall()}
+        cursor.execute(sql, [*by_id, expression])
+        return {pk: content_snippet(marked, by_id[pk].content) for pk, marked in cursor.fetchall()}
 
 
 def passing(
@@ -349,21 +364,6 @@ def _count(expression: str, mind_id: str, where: str, params: list[Any]) -> int:
         cursor.execute(sql, [expression, mind_id, *params])
         total: int = cursor.fetchone()[0]
         return total
-
-
-def _snippet(memory: SearchRow) -> str:
-    return _pick(memory.search_snippet, memory.search_key)
-
-
-def _pick(content: str | None, key: str | None) -> str:
-    """The content around the matched words; the key when only the key or tags matched."""
-    content = content or ""
-    if SNIPPET_OPEN in content:
-        return content
-    key = key or ""
-    if SNIPPET_OPEN in key:
-        return key
-    return content
 
 
 # --- maintenance -------------------------------------------------------------------------

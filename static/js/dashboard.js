@@ -144,3 +144,137 @@
     event.preventDefault();
   });
 })();
+
+/* searchsmall: the Tags filter offers the mind's tags for the tag being typed after a comma */
+(function () {
+  var input = document.querySelector("input[data-tag-list]");
+  var list = input && document.getElementById(input.getAttribute("list"));
+  if (!list) return;
+  var options = Array.prototype.slice.call(list.querySelectorAll("option[data-tag]"));
+  function offer() {
+    // Each option completes the last tag: "office, mu" is offered "office, munich".
+    var cut = input.value.lastIndexOf(",");
+    var before = cut === -1 ? "" : input.value.slice(0, cut + 1).replace(/\s*$/, " ");
+    var taken = before.split(",").map(function (t) { return t.trim().toLowerCase(); });
+    options.forEach(function (option) {
+      var tag = option.getAttribute("data-tag");
+      option.value = before + tag;
+      option.disabled = taken.indexOf(tag) !== -1;
+    });
+  }
+  input.addEventListener("input", offer);
+  offer();
+})();
+
+/* timefocus: times in the browser's own zone, the expiry field in local time, the status toast */
+(function () {
+  "use strict";
+
+  function pad(n) { return (n < 10 ? "0" : "") + n; }
+
+  var zone = "";
+  var zoneNames = null;
+  try {
+    zone = Intl.DateTimeFormat().resolvedOptions().timeZone || "";
+    zoneNames = new Intl.DateTimeFormat("en-GB", { timeZoneName: "short" });
+  } catch (e) { zoneNames = null; }
+
+  function zoneName(date) {
+    if (!zoneNames || !zoneNames.formatToParts) return "";
+    var part = zoneNames.formatToParts(date).filter(function (p) { return p.type === "timeZoneName"; })[0];
+    return part ? part.value : "";
+  }
+
+  function day(date) {
+    return date.getFullYear() + "-" + pad(date.getMonth() + 1) + "-" + pad(date.getDate());
+  }
+
+  function clock(date, seconds) {
+    return pad(date.getHours()) + ":" + pad(date.getMinutes()) + (seconds ? ":" + pad(date.getSeconds()) : "");
+  }
+
+  // Every <time> the server wrote in UTC (its title says so) reads in this browser's zone;
+  // the title keeps UTC for a hover.
+  document.querySelectorAll("time[datetime][title$=' UTC']").forEach(function (element) {
+    var date = new Date(element.getAttribute("datetime"));
+    var name = zoneName(date);
+    if (isNaN(date.getTime()) || !name) return;
+    var seconds = /\d:\d\d:\d\d /.test(element.getAttribute("title"));
+    element.textContent = day(date) + " " + clock(date, seconds) + " " + name;
+  });
+
+  // A date-and-time input the server reads as UTC plus an offset (minutes east of UTC, in
+  // the field it names): shown and typed in local time, its offset sent along.
+  var LOCAL = /^(\d{4})-(\d\d)-(\d\d)T(\d\d):(\d\d)(?::(\d\d))?$/;
+  document.querySelectorAll("input[data-offset-field]").forEach(function (input) {
+    var offset = input.form && input.form.elements[input.getAttribute("data-offset-field")];
+    if (!offset || !zoneNames) return;
+    var shown = LOCAL.exec(input.value);
+    if (shown) {
+      // What the server sent, in the zone its offset names, as this browser's local time.
+      var east = parseInt(offset.value, 10) || 0;
+      var moment = new Date(Date.UTC(+shown[1], shown[2] - 1, +shown[3], +shown[4], +shown[5]) - east * 60000);
+      input.value = day(moment) + "T" + clock(moment, false);
+    }
+    function keepOffset() {
+      var typed = LOCAL.exec(input.value);
+      var at = typed ? new Date(+typed[1], typed[2] - 1, +typed[3], +typed[4], +typed[5]) : new Date();
+      offset.value = String(-at.getTimezoneOffset());
+    }
+    keepOffset();
+    input.addEventListener("change", keepOffset);
+    input.addEventListener("input", keepOffset);
+    input.form.addEventListener("submit", keepOffset);
+    var label = document.querySelector('label[for="' + input.id + '"]');
+    var where = zone ? "your time zone, " + zone : "your time zone";
+    if (label) label.textContent = label.textContent.replace("(UTC)", "(" + where + ")");
+  });
+
+  // The status messages (and their Undo) stand in the viewport whatever was scrolled to:
+  // the page keeps room below its end, and focus never hides behind them.
+  var toast = document.querySelector("main > .messages");
+  if (!toast) return;
+  var root = document.documentElement;
+  function makeRoom() {
+    root.style.setProperty("--toast-room", toast.hidden ? "0px" : toast.offsetHeight + 16 + "px");
+  }
+  var dismiss = document.createElement("button");
+  dismiss.type = "button";
+  dismiss.className = "link-button toast-dismiss";
+  dismiss.textContent = "Dismiss";
+  dismiss.addEventListener("click", function () {
+    toast.hidden = true;
+    makeRoom();
+    document.getElementById("main").focus();
+  });
+  toast.appendChild(dismiss);
+  makeRoom();
+  window.addEventListener("resize", makeRoom);
+})();
+
+/* bulkundo: how many rows are ticked for a bulk action, said beside "Select all". */
+(function () {
+  "use strict";
+  document.querySelectorAll("[data-selected-count]").forEach(function (count) {
+    var form = count.closest("form");
+    if (!form) return;
+    var all = form.querySelector("[data-select-all]");
+    function boxes() {
+      return Array.prototype.slice.call(form.querySelectorAll('input[type="checkbox"][name="memory"]'));
+    }
+    function update() {
+      var items = boxes();
+      var ticked = items.filter(function (box) { return box.checked; }).length;
+      count.textContent = ticked + " of " + items.length + " selected";
+      if (all) {
+        all.checked = items.length > 0 && ticked === items.length;
+        all.indeterminate = ticked > 0 && ticked < items.length;
+      }
+    }
+    count.hidden = false;
+    form.addEventListener("change", function (event) {
+      if (event.target.matches('input[type="checkbox"]')) window.setTimeout(update, 0);
+    });
+    update();
+  });
+})();

@@ -72,7 +72,8 @@ def test_answer_shape(agent, memories):
     assert hit["tags"] == ["tools", "editor"]
     assert hit["created_at"].endswith("Z")
     assert isinstance(hit["score"], float) and hit["score"] > 0
-    assert "«" in hit["snippet"] and "»" in hit["snippet"]
+    # Only the key and a tag matched: the snippet is the content, not the key again.
+    assert hit["snippet"] == "Uses Neovim with the LazyVim distribution for all coding."
 
 
 def test_accents_are_ignored(agent, memories):
@@ -116,10 +117,11 @@ def test_exclusion(agent, memories):
     assert found == ["project_synapse_deploy"]
 
 
-def test_snippet_marks_the_key_when_only_the_key_matched(agent, mind):
+def test_snippet_is_the_content_when_only_the_key_matched(agent, mind):
+    # The key is in the result already: the snippet says what the memory holds.
     remember(mind, "fact_favourite_colour", "Deep green.", category="fact")
     [hit] = agent.get(URL, {"q": "colour"}).json()["results"]
-    assert hit["snippet"] == "fact_favourite_«colour»"
+    assert hit["snippet"] == "Deep green."
 
 
 def test_total_counts_every_match_not_the_page(agent, mind):

@@ -3,14 +3,22 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from zoneinfo import ZoneInfo
 
 import pytest
 from django.template import Context, Template
 from django.template.defaultfilters import floatformat, truncatechars
 from django.urls import reverse
 from django.utils import timezone
+from django.utils.html import escape
 
-from dashboard.templatetags.dashboard import preview, time_element, two_places
+from dashboard.templatetags.dashboard import (
+    audit_cell,
+    audit_value,
+    preview,
+    time_element,
+    two_places,
+)
 from memories.models import Memory
 
 
@@ -55,14 +63,33 @@ def test_two_places_of_nothing_is_empty():
 
 
 @pytest.mark.parametrize("zone", ["UTC", "Europe/Berlin"])
-def test_time_element_is_what_the_date_filter_writes(zone):
+def test_time_element_writes_utc_with_utc_in_its_title_whatever_the_zone(zone):
     value = datetime(2026, 3, 29, 0, 59, 7, 123456, tzinfo=UTC)
     with timezone.override(zone):
-        # The date filter in a template: the value in the current time zone first.
-        assert render("{% time_element v %}", v=value) == render(
-            """<time datetime="{{ v|date:'c' }}">{{ v|date:"Y-m-d H:i" }}</time>""", v=value
+        assert render("{% time_element v %}", v=value) == (
+            '<time datetime="2026-03-29T00:59:07+00:00" title="2026-03-29 00:59 UTC">'
+            "2026-03-29 00:59 UTC</time>"
         )
-        assert render("{% time_element v seconds=True %}", v=value) == render(
-            """<time datetime="{{ v|date:'c' }}">{{ v|date:"Y-m-d H:i:s" }}</time>""", v=value
+        assert render("{% time_element v seconds=True %}", v=value) == (
+            '<time datetime="2026-03-29T00:59:07+00:00" title="2026-03-29 00:59:07 UTC">'
+            "2026-03-29 00:59:07 UTC</time>"
         )
     assert time_element(None) == ""
+
+
+def test_time_element_of_another_zone_is_the_same_moment_in_utc():
+    berlin = datetime(2026, 7, 1, 14, 30, tzinfo=ZoneInfo("Europe/Berlin"))
+    assert 'datetime="2026-07-01T12:30:00+00:00"' in time_element(berlin)
+    assert ">2026-07-01 12:30 UTC</time>" in time_element(berlin)
+
+
+@pytest.mark.parametrize(
+    "value", ["2026-07-01T12:30:00Z", "2026-07-01T14:30:00+02:00", "2026-07-01T12:30:00"]
+)
+def test_a_timestamp_in_the_history_is_a_time_element(value):
+    assert audit_cell(value) == time_element(datetime(2026, 7, 1, 12, 30, tzinfo=UTC))
+
+
+@pytest.mark.parametrize("value", ["<b>2026</b>", "2026-07-01Tnot a time", None, ["a", "b"]])
+def test_other_history_values_are_escaped_text(value):
+    assert audit_cell(value) == escape(audit_value(value))

@@ -75,6 +75,11 @@ def test_undo_a_delete_puts_it_back_in_the_queue(web, mind):
     )
     assert "“ui” is back" in undone.content.decode()
     assert [m.pk for m in undone.context["page"]] == [back.pk]
+    # The same memory, at the same address, its history going on from the delete.
+    assert back.pk == memory.pk
+    detail = web.get(f"/dashboard/minds/{mind.pk}/memories/{memory.pk}/")
+    assert detail.status_code == 200
+    assert [e.event.action for e in detail.context["history"]] == ["undelete", "delete", "create"]
 
 
 def test_undo_refuses_what_changed_since(web, mind):

@@ -4,6 +4,7 @@ a new secret, deleting, the test button, the delivery log and redelivering."""
 from __future__ import annotations
 
 import re
+from datetime import UTC
 
 import pytest
 from django.test import Client
@@ -208,7 +209,7 @@ def test_a_disabled_webhook_says_why_and_when_and_is_enabled_again(web, mind):
     Webhook.objects.filter(pk=webhook.pk).update(
         enabled=False, disabled_reason=reason, disabled_at=when
     )
-    shown = f'<time datetime="{timezone.localtime(when).isoformat()}">'
+    shown = f'<time datetime="{when.astimezone(UTC).isoformat()}"'
     for url in (base(mind), page_of(webhook)):
         html = web.get(url).content.decode()
         assert reason in html and shown in html

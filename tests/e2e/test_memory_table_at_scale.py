@@ -202,4 +202,4 @@ def test_clicking_a_tag_keeps_every_other_filter(page, live_server, stocked):
     expect(page.get_by_role("status").filter(has_text="match")).to_contain_text(
         f"{(MATCHES + 1) // 2} memories match “postgres”"
     )
-    expect(page.get_by_label("Tag")).to_have_value("ops")
+    expect(page.get_by_label("Tag", exact=True)).to_have_value("ops")

@@ -50,7 +50,14 @@ FILTERS = [
     for combo in itertools.product(
         (None, "note"), (None, "ops", "ci"), (None, Priority.LOW), (None, False), ("hide", "only")
     )
-] + [MemoryFilters(source="tool"), MemoryFilters(expired="include", verified=True)]
+] + [
+    MemoryFilters(source="tool"),
+    MemoryFilters(expired="include", verified=True),
+    # Several tags: every one must match, whichever field names it.
+    MemoryFilters(tags=("ops", "ci")),
+    MemoryFilters(tag="ci", tags=("ops",)),
+    MemoryFilters(tags=("ops", "nowhere")),
+]
 
 
 @pytest.mark.parametrize("filters", FILTERS, ids=range(len(FILTERS)))
@@ -114,3 +121,19 @@ def test_another_minds_memories_never_match(mind, stranger_mind, varied):
     found = memory_list(mind=mind, filters=MemoryFilters(expired="include"), q="deploy")
     assert found.total == 24
     assert all(m.mind_id == mind.pk for m in found.memories)
+
+
+def test_several_tags_must_all_match_and_never_reach_another_mind(mind, varied, stranger_mind):
+    memory_upsert(
+        mind=stranger_mind.mind,
+        actor=AGENT,
+        category="note",
+        key="theirs",
+        content="deploy",
+        tags=["ops", "ci"],
+    )
+    both = memory_list(mind=mind, filters=MemoryFilters(tags=("ops", "ci")), limit=100)
+    assert {m.key for m in both.memories} == {f"k{n:02d}" for n in range(0, 24, 4) if n % 6 != 5}
+    assert all({"ops", "ci"} <= set(m.tags) for m in both.memories)
+    assert memory_list(mind=mind, filters=MemoryFilters(tags=("ops", "nowhere"))).total == 0
+    assert MemoryFilters(tags=("ops", "a\x00b")).impossible

@@ -10,8 +10,10 @@ import pytest
 from django.utils import timezone
 
 from core.errors import Conflict, Forbidden, Invalid, NotFound, Stale
+from memories import audit
 from memories.actors import Actor
 from memories.models import Memory, MemoryEvent, MemoryTag
+from memories.selectors import diff_until, memory_diff
 from memories.services import (
     UNDO_WINDOW,
     memory_delete,
@@ -44,30 +46,63 @@ def test_undoing_a_verify_unverifies_and_is_audited(mind):
     assert (last.action, last.actor) == ("unverify", PERSON.name)
 
 
-def test_undoing_a_delete_puts_the_memory_back_as_it_was(mind):
+def test_undoing_a_delete_puts_the_memory_back_under_its_own_id(mind):
     expires = timezone.now() + timedelta(days=3)
     memory = store(mind, tags=["ui", "Theme"], priority="high", confidence=0.4, expires_at=expires)
+    memory_verify(memory=memory, actor=PERSON)
+    memory.refresh_from_db()
     memory_delete(memory=memory, actor=PERSON)
 
     undone = memory_undo(mind=mind, actor=PERSON, memory_id=memory.pk, action="delete")
 
     back = Memory.objects.get(mind=mind, category="preference", key="ui")
-    assert undone.memory.pk == back.pk != memory.pk  # a new id, as any memory stored again
+    assert undone.memory.pk == back.pk == memory.pk  # the same id, so the same URL
     assert (back.content, back.tags, back.priority, back.confidence) == (
         memory.content,
         memory.tags,
         memory.priority,
         0.4,
     )
-    assert (back.source, back.verified, back.expires_at) == ("agent", False, expires)
+    assert (back.source, back.expires_at, back.created_at) == ("agent", expires, memory.created_at)
+    assert (back.verified, back.verified_by, back.verified_at) == (
+        True,
+        PERSON.name,
+        memory.verified_at,
+    )
+    assert back.updated_at > memory.updated_at
     assert sorted(MemoryTag.objects.filter(memory=back).values_list("tag", flat=True)) == [
         "theme",
         "ui",
     ]
-    created = MemoryEvent.objects.get(memory_id=back.pk)
-    assert (created.action, created.actor) == ("create", PERSON.name)
+    # Its history goes on: the delete, then the undelete; no second create.
+    actions = list(
+        MemoryEvent.objects.filter(memory_id=memory.pk)
+        .order_by("at", "id")
+        .values_list("action", flat=True)
+    )
+    assert actions == ["create", "verify", "delete", "undelete"]
+    history = audit.memory_history(memory=back)
+    assert [e.event.action for e in history] == ["undelete", "delete", "verify", "create"]
+    assert not history[0].restorable and not history[1].restorable
     mind.refresh_from_db()
     assert mind.stored_memories == 1
+
+
+def test_an_undone_delete_is_not_deleted_for_incremental_sync(mind):
+    before = timezone.now()
+    memory = store(mind)
+    memory_delete(memory=memory, actor=PERSON)
+    gone = memory_diff(mind=mind, since=before, until=diff_until(mind=mind))
+    assert list(gone.deleted) == [memory.pk]
+
+    memory_undo(mind=mind, actor=PERSON, memory_id=memory.pk, action="delete")
+
+    back = memory_diff(mind=mind, since=before, until=diff_until(mind=mind))
+    assert list(back.deleted) == [] and [m.pk for m in back.created] == [memory.pk]
+    later = memory_diff(
+        mind=mind, since=memory.created_at + timedelta(microseconds=1), until=diff_until(mind=mind)
+    )
+    assert list(later.deleted) == [] and [m.pk for m in later.updated] == [memory.pk]
 
 
 def test_a_delete_is_put_back_once(mind):
