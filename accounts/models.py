@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
+from django.conf import settings
 from django.contrib.auth.base_user import BaseUserManager
 from django.contrib.auth.models import AbstractBaseUser, PermissionsMixin
 from django.db import models
@@ -74,3 +75,21 @@ class RevokedToken(models.Model):
 
     def __str__(self) -> str:
         return self.jti
+
+
+class SentForm(models.Model):
+    """A form that must act once (it makes a secret a page shows once: a new mind, a new
+    Mind Key, a webhook's secret), as its first send recorded it: a second send (a reload)
+    finds it and acts no more. `target` names what the first send made or changed; nothing
+    secret is kept. Rows go once their token is too old to be sent (accounts/once.py)."""
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE)
+    token = models.CharField(max_length=64, unique=True)
+    target = models.CharField(max_length=64, blank=True)
+    sent_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        indexes = [models.Index(fields=["user", "sent_at"])]
+
+    def __str__(self) -> str:
+        return f"{self.token} → {self.target or '…'}"

@@ -20,11 +20,13 @@ from django.utils.html import escape, format_html, format_html_join
 from django.utils.http import RFC3986_SUBDELIMS
 from django.utils.safestring import SafeString, mark_safe
 
+from accounts.once import form_token_new
 from dashboard import charts
-from dashboard.views.common import PAGE_SIZES, page_size, take_undo_offer
-from memories.models import Memory
+from dashboard.views.common import FORM_TOKEN, PAGE_SIZES, page_size, take_undo_offer
+from memories.models import Memory, MemoryEvent
 from memories.services import UNDO_WINDOW
 from memories.versions import memory_version
+from minds.models import Mind
 
 register = template.Library()
 
@@ -241,3 +243,28 @@ def _audit_moment(value: object) -> datetime | None:
             return None
         return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
     return None
+
+
+@register.simple_tag(takes_context=True)
+def form_token(context: Context) -> SafeString:
+    """The hidden token of a form that acts once (dashboard.views.common.form_send), made
+    for the signed-in person each time the form is shown."""
+    token = form_token_new(user=context["request"].user)
+    return format_html('<input type="hidden" name="{}" value="{}">', FORM_TOKEN, token)
+
+
+@register.filter
+def actor_name(event: MemoryEvent, mind: Mind) -> str:
+    """Who made an audited change, as a person reads it: an agent by the mind whose key it
+    used (the row keeps the key's prefix), anyone else by the name the row keeps."""
+    if event.actor_type == "agent":
+        return f"agent of “{mind.name}”"
+    return event.actor
+
+
+@register.filter
+def actor_detail(event: MemoryEvent) -> str:
+    """What kind of actor that was; for an agent, which of the mind's keys it used."""
+    if event.actor_type == "agent" and event.actor:
+        return f"agent, key {event.actor}"
+    return event.actor_type

@@ -1,15 +1,20 @@
-"""What every dashboard view shares: the person's own mind, paging through a selector, and
-where to go after an action."""
+"""What every dashboard view shares: the person's own mind, paging through a selector,
+where to go after an action, and forms that act once."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from contextlib import AbstractContextManager
 from typing import Any
 
+from django.contrib import messages
 from django.core.paginator import Page, Paginator
-from django.http import Http404, HttpRequest
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect
 from django.utils.http import url_has_allowed_host_and_scheme
 
+from accounts import once
+from accounts.once import FormSend
 from core.errors import NotFound
 from memories.models import Memory
 from memories.selectors import MemoryPage, memory_get
@@ -138,3 +143,22 @@ class SelectorPages:
                 return rows[: window.stop - start]
         rows, self._total = self._call(limit=max(window.stop - start, 1), offset=start)
         return rows
+
+
+# --- Forms that act once (a reload of the page that shows a secret sends its form again) ----
+
+FORM_TOKEN = "form_token"
+
+
+def form_send(request: HttpRequest) -> AbstractContextManager[FormSend]:
+    """This POST as one send of a form that acts once (accounts/once.py): the form carries
+    `{% form_token %}`; the view acts only when the send is the first."""
+    return once.form_send(user=request.user, token=request.POST.get(FORM_TOKEN, ""))
+
+
+def sent_before(request: HttpRequest, url: str, *, what: str, hint: str) -> HttpResponse:
+    """The answer to a second send: nothing more done, said where the first one's result
+    can be seen (a redirect, so reloading that page sends nothing)."""
+    text = f"That form was sent before (a reload sends it again), so {what}."
+    messages.info(request, f"{text} {hint}" if hint else text)
+    return redirect(url)

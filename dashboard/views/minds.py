@@ -9,11 +9,12 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
+from django.urls import reverse
 from django.views.decorators.http import require_http_methods
 
-from core.errors import QuotaExceeded
+from core.errors import Invalid, QuotaExceeded
 from dashboard.forms import MindForm
-from dashboard.views.common import own_mind
+from dashboard.views.common import form_send, own_mind, sent_before
 from memories.hygiene.health import hygiene_counts
 from memories.selectors import (
     EXPIRING_SOON,
@@ -25,6 +26,7 @@ from memories.selectors import (
     minds_with_counts,
 )
 from minds import services
+from minds.access import mind_for_person
 from minds.models import Mind
 
 
@@ -59,18 +61,46 @@ def mind_list(request: HttpRequest) -> HttpResponse:
 @require_http_methods(["GET", "POST"])
 def mind_new(request: HttpRequest) -> HttpResponse:
     form = MindForm(request.POST or None)
+    status = 200
     if request.method == "POST" and form.is_valid():
         try:
-            mind, raw_key = services.mind_create(
-                owner=request.user,
-                name=form.cleaned_data["name"],
-                description=form.cleaned_data["description"],
-            )
+            with form_send(request) as send:
+                if not send.first:
+                    return _made_before(request, send.target)
+                mind, raw_key = services.mind_create(
+                    owner=request.user,
+                    name=form.cleaned_data["name"],
+                    description=form.cleaned_data["description"],
+                )
+                send.acted_on(mind.pk)
         except QuotaExceeded as exc:
             form.add_error(None, exc.detail)
+        except Invalid as exc:  # the form's token: too old, or not from this page
+            form.add_error(None, exc.detail)
+            status = 400
         else:
             return key_page(request, mind, raw_key)
-    return render(request, "dashboard/mind_form.html", {"form": form, "creating": True})
+    return render(
+        request, "dashboard/mind_form.html", {"form": form, "creating": True}, status=status
+    )
+
+
+LOST_KEY = "Its Mind Key was shown only once: if it was not copied, rotate it to get a new one."
+
+
+def _made_before(request: HttpRequest, mind_id: str) -> HttpResponse:
+    """A creation form sent again: the mind its first send made, whose key is not shown."""
+    mind = mind_for_person(user=request.user, mind_id=mind_id)
+    if mind is None:  # deleted since
+        return sent_before(
+            request, reverse("dashboard:minds"), what="no second mind was made", hint=""
+        )
+    return sent_before(
+        request,
+        reverse("dashboard:mind-settings", args=[mind.pk]),
+        what=f"“{mind.name}” was already created and no second mind was made",
+        hint=LOST_KEY,
+    )
 
 
 @login_required
@@ -110,9 +140,17 @@ def _hygiene_shown(mind: Mind) -> dict[str, Any]:
     return {**shown, "checked_at": checked_at}
 
 
-def _confirm_key_change(request: HttpRequest, mind: Mind, action: str) -> HttpResponse:
-    """The page that asks before the key changes: GET shows it, its form POSTs the change."""
-    return render(request, "dashboard/mind_key_confirm.html", {"mind": mind, "action": action})
+def _confirm_key_change(
+    request: HttpRequest, mind: Mind, action: str, error: str = ""
+) -> HttpResponse:
+    """The page that asks before the key changes: GET shows it, its form POSTs the change
+    (shown again, with `error`, when that POST was refused)."""
+    return render(
+        request,
+        "dashboard/mind_key_confirm.html",
+        {"mind": mind, "action": action, "error": error},
+        status=400 if error else 200,
+    )
 
 
 @login_required
@@ -121,7 +159,19 @@ def mind_rotate(request: HttpRequest, mind_id: str) -> HttpResponse:
     mind = own_mind(request, mind_id)
     if request.method == "GET":
         return _confirm_key_change(request, mind, "rotate")
-    raw_key = services.mind_rotate_key(mind=mind)
+    try:
+        with form_send(request) as send:
+            if not send.first:
+                return sent_before(
+                    request,
+                    reverse("dashboard:mind-settings", args=[mind.pk]),
+                    what="the Mind Key was not replaced again",
+                    hint="The new key was shown only once: if it was not copied, rotate again.",
+                )
+            raw_key = services.mind_rotate_key(mind=mind)
+            send.acted_on(mind.pk)
+    except Invalid as exc:  # the form's token: too old, or not from this page
+        return _confirm_key_change(request, mind, "rotate", error=exc.detail)
     # Read on this very page, so it is never stored in the message cookie.
     messages.success(request, "New Mind Key made. The old key stopped working.")
     return key_page(request, mind, raw_key)
@@ -155,7 +205,12 @@ def mind_settings(request: HttpRequest, mind_id: str) -> HttpResponse:
     return render(
         request,
         "dashboard/mind_settings.html",
-        {"mind": mind, "form": form, "usage": mind_usage(mind=mind)},
+        {
+            "mind": mind,
+            "form": form,
+            "usage": mind_usage(mind=mind),
+            "base_url": base_url(request),
+        },
     )
 
 

@@ -4,7 +4,6 @@ redelivery. Every write is a webhooks service; every read a webhooks selector.""
 
 from __future__ import annotations
 
-import secrets
 from typing import Any
 
 from django.contrib import messages
@@ -17,7 +16,14 @@ from django.views.decorators.http import require_http_methods, require_POST
 
 from core.errors import Conflict, Invalid, NotFound
 from dashboard.forms import WebhookForm
-from dashboard.views.common import SelectorPages, next_url, own_mind, paged
+from dashboard.views.common import (
+    SelectorPages,
+    form_send,
+    next_url,
+    own_mind,
+    paged,
+    sent_before,
+)
 from memories.actors import Actor
 from minds.models import Mind
 from webhooks.models import Webhook, WebhookAttempt, WebhookDelivery
@@ -67,40 +73,18 @@ def _delivery_url(delivery: WebhookDelivery) -> str:
 
 # --- A form sent twice (a reload of the page that shows a secret) ----------------------------
 
-# The session remembers which webhook each form that made a secret acted on (never the
-# secret), so its second send neither adds another webhook nor replaces the secret shown.
-DONE_FORMS = "dashboard_webhook_forms"
-DONE_KEPT = 20
-
-
-def _form_token() -> str:
-    return secrets.token_urlsafe(16)
-
-
-def _done_before(request: HttpRequest, token: str) -> str | None:
-    """The webhook a form with this token already acted on, if it did."""
-    done: dict[str, str] = request.session.get(DONE_FORMS, {})
-    return done.get(token) if token else None
-
-
-def _remember_done(request: HttpRequest, token: str, webhook_id: str) -> None:
-    if not token:
-        return
-    done: dict[str, str] = request.session.get(DONE_FORMS, {})
-    done[token] = webhook_id
-    request.session[DONE_FORMS] = dict(list(done.items())[-DONE_KEPT:])
-
 
 def _already_done(request: HttpRequest, mind: Mind, webhook_id: str, what: str) -> HttpResponse:
-    messages.info(
-        request,
-        f"That form was sent before, so {what} again. A secret is shown only once: "
-        "make a new one with “New secret” if it was not copied.",
-    )
     try:
-        return redirect(_webhook_url(webhook_get(mind=mind, webhook_id=webhook_id)))
+        url = _webhook_url(webhook_get(mind=mind, webhook_id=webhook_id))
     except NotFound:
-        return redirect(_list_url(mind.pk))
+        url = _list_url(mind.pk)
+    return sent_before(
+        request,
+        url,
+        what=what,
+        hint="A secret is shown only once: make a new one with “New secret” if it was not copied.",
+    )
 
 
 def _secret_page(
@@ -142,26 +126,24 @@ def _core_errors_on(form: WebhookForm, invalid: Invalid) -> None:
 def webhooks(request: HttpRequest, mind_id: str) -> HttpResponse:
     mind = own_mind(request, mind_id)
     form = WebhookForm(request.POST or None, creating=True, initial={"events": ["*"]})
-    if request.method == "POST":
-        token = request.POST.get("form_token", "")
-        done = _done_before(request, token)
-        if done is not None:
-            return _already_done(request, mind, done, "no webhook was added")
-        if form.is_valid():
-            try:
+    if request.method == "POST" and form.is_valid():
+        try:
+            with form_send(request) as send:
+                if not send.first:
+                    return _already_done(request, mind, send.target, "no webhook was added")
                 registered = webhook_create(mind=mind, body=form.body())
-            except Invalid as exc:
-                _core_errors_on(form, exc)
-            except Conflict as exc:  # at most so many webhooks per mind
-                form.add_error(None, exc.detail)
-            else:
-                webhook = registered.webhook
-                _remember_done(request, token, webhook.pk)
-                if registered.secret is None:
-                    messages.success(request, "Webhook added: it signs with the secret you gave.")
-                    return redirect(_webhook_url(webhook))
-                messages.success(request, "Webhook added.")
-                return _secret_page(request, mind, webhook, registered.secret, rotated=False)
+                send.acted_on(registered.webhook.pk)
+        except Invalid as exc:  # the core's, or the form's token (too old, not from this page)
+            _core_errors_on(form, exc)
+        except Conflict as exc:  # at most so many webhooks per mind
+            form.add_error(None, exc.detail)
+        else:
+            webhook = registered.webhook
+            if registered.secret is None:
+                messages.success(request, "Webhook added: it signs with the secret you gave.")
+                return redirect(_webhook_url(webhook))
+            messages.success(request, "Webhook added.")
+            return _secret_page(request, mind, webhook, registered.secret, rotated=False)
     return render(
         request,
         "dashboard/webhooks.html",
@@ -169,7 +151,6 @@ def webhooks(request: HttpRequest, mind_id: str) -> HttpResponse:
             "mind": mind,
             "webhooks": webhook_list(mind=mind),
             "form": form,
-            "form_token": _form_token(),
         },
     )
 
@@ -284,14 +265,17 @@ def webhook_rotate(request: HttpRequest, mind_id: str, webhook_id: str) -> HttpR
                 "mind": mind,
                 "webhook": webhook,
                 "grace_hours": _grace_hours(),
-                "form_token": _form_token(),
             },
         )
-    token = request.POST.get("form_token", "")
-    if _done_before(request, token) is not None:
-        return _already_done(request, mind, webhook.pk, "the secret was not replaced")
-    secret = webhook_rotate_secret(webhook=webhook)
-    _remember_done(request, token, webhook.pk)
+    try:
+        with form_send(request) as send:
+            if not send.first:
+                return _already_done(request, mind, webhook.pk, "the secret was not replaced")
+            secret = webhook_rotate_secret(webhook=webhook)
+            send.acted_on(webhook.pk)
+    except Invalid as exc:  # the form's token: too old, or not from this page
+        messages.error(request, exc.detail)
+        return redirect(reverse("dashboard:webhook-rotate", args=[mind.pk, webhook.pk]))
     return _secret_page(request, mind, webhook, secret, rotated=True)
 
 

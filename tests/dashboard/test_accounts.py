@@ -9,38 +9,43 @@ from tests.factories import PASSWORD
 pytestmark = pytest.mark.django_db
 
 
-def test_signup_creates_the_account_then_the_person_logs_in(client):
+def test_signup_creates_the_account_and_logs_the_person_in(client):
     page = client.get("/accounts/signup/")
     assert page.status_code == 200
     assert 'for="id_email"' in page.content.decode()
+    before = client.session.session_key
     response = client.post(
         "/accounts/signup/",
         {"email": "New@Example.com", "name": "Nia", "password1": PASSWORD, "password2": PASSWORD},
+        follow=True,
     )
-    assert response.status_code == 302
-    assert response["Location"] == "/accounts/login/"
+    assert response.redirect_chain == [("/dashboard/", 302)]
     user = User.objects.get(email="new@example.com")
     assert user.name == "Nia" and user.check_password(PASSWORD)
-    login_page = client.get("/accounts/login/").content.decode()
-    assert "If this address had no account, it has one now" in login_page
-    assert client.get("/dashboard/").status_code == 302  # not signed in by signing up
-    client.post("/accounts/login/", {"username": "new@example.com", "password": PASSWORD})
-    assert client.get("/dashboard/").status_code == 200
+    assert response.context["user"] == user
+    assert client.session.session_key != before  # a new session: none fixed in advance
+    html = response.content.decode()
+    assert "Your account is ready and you are logged in." in html
+    assert "Create your first mind" in html  # the empty minds page
 
 
-def test_signup_answers_a_taken_address_like_a_new_one(owner):
-    answers = []
-    for email in ("Owner@Example.com", "someone.new@example.com"):
-        browser = Client()
-        form = {"email": email, "name": "Mallory", "password1": "x" + PASSWORD}
-        response = browser.post("/accounts/signup/", {**form, "password2": form["password1"]})
-        page = browser.get(response["Location"]).content.decode()
-        page = re.sub(r'name="csrfmiddlewaretoken" value="[^"]*"', "", page)  # random per page
-        answers.append((response.status_code, response["Location"], page))
-    assert answers[0] == answers[1]
+def test_signup_with_a_taken_address_changes_nothing_and_logs_no_one_in(client, owner):
+    form = {"email": "Owner@Example.com", "name": "Mallory", "password1": "x" + PASSWORD}
+    response = client.post("/accounts/signup/", {**form, "password2": form["password1"]})
+    assert response.status_code == 302 and response["Location"] == "/accounts/login/"
+    assert "already has an account" in client.get("/accounts/login/").content.decode()
+    assert client.get("/dashboard/").status_code == 302  # not signed in
     owner.refresh_from_db()
     assert owner.check_password(PASSWORD) and owner.name == "Olive"  # left as it was
-    assert User.objects.filter(email="someone.new@example.com").exists()
+
+
+def test_the_apis_sign_up_still_answers_a_taken_address_like_a_new_one(client, owner):
+    answers = []
+    for email in ("Owner@Example.com", "someone.new@example.com"):
+        body = {"email": email, "password": "x" + PASSWORD}
+        response = client.post("/register", body, content_type="application/json")
+        answers.append((response.status_code, response.content))
+    assert answers[0] == answers[1]
 
 
 @pytest.mark.parametrize(
@@ -152,10 +157,12 @@ def test_csrf_is_enforced_on_login_and_dashboard_posts(owner, mind):
     mind.refresh_from_db()
     assert mind.key_hash == old_hash
     # With the token from the form, the same POST goes through.
-    page = strict.get(f"/dashboard/minds/{mind.pk}/settings/")
+    page = strict.get(f"/dashboard/minds/{mind.pk}/rotate-key/")
     token = page.cookies["csrftoken"].value
+    form_token = re.search(r'name="form_token" value="([^"]+)"', page.content.decode())[1]
     response = strict.post(
-        f"/dashboard/minds/{mind.pk}/rotate-key/", {"csrfmiddlewaretoken": token}
+        f"/dashboard/minds/{mind.pk}/rotate-key/",
+        {"csrfmiddlewaretoken": token, "form_token": form_token},
     )
     assert response.status_code == 200  # the page with the new key
 

@@ -10,7 +10,7 @@ from memories.models import Memory
 from memories.services import memory_upsert
 from minds.models import Mind
 from tests.conftest import bearer_client
-from tests.dashboard.conftest import agent_store
+from tests.dashboard.conftest import agent_store, shown
 from tests.factories import many_memories
 
 pytestmark = pytest.mark.django_db
@@ -56,8 +56,10 @@ def test_empty_list_invites_to_create(other_web):
 
 
 def test_create_mind_shows_key_once_with_snippets(web, owner):
-    assert web.get("/dashboard/minds/new/").status_code == 200
-    page = web.post("/dashboard/minds/new/", {"name": "Work bot", "description": "Job"})
+    token = shown(web, "/dashboard/minds/new/")["form_token"]
+    page = web.post(
+        "/dashboard/minds/new/", {"name": "Work bot", "description": "Job", "form_token": token}
+    )
     mind = Mind.objects.get(name="Work bot")
     assert mind.owner == owner and mind.description == "Job"
     assert page.status_code == 200  # shown on the answer itself, kept nowhere else
@@ -84,7 +86,8 @@ def test_create_mind_needs_a_name(web):
 
 @override_settings(SYNAPSE_MAX_MINDS_PER_USER=1)
 def test_creating_a_mind_past_the_cap_says_so_on_the_form(web, owner, mind):
-    page = web.post("/dashboard/minds/new/", {"name": "One too many"})
+    token = shown(web, "/dashboard/minds/new/")["form_token"]
+    page = web.post("/dashboard/minds/new/", {"name": "One too many", "form_token": token})
     assert page.status_code == 200
     assert "SYNAPSE_MAX_MINDS_PER_USER" in page.content.decode()
     assert Mind.objects.filter(owner=owner).count() == 1
@@ -92,7 +95,8 @@ def test_creating_a_mind_past_the_cap_says_so_on_the_form(web, owner, mind):
 
 def test_rotate_key_replaces_it_and_shows_the_new_one_once(web, owner_mind):
     mind = owner_mind.mind
-    response = web.post(f"/dashboard/minds/{mind.pk}/rotate-key/")
+    url = f"/dashboard/minds/{mind.pk}/rotate-key/"
+    response = web.post(url, {"form_token": shown(web, url)["form_token"]})
     assert response.status_code == 200 and response["Cache-Control"] == "no-store"
     assert "The old key stopped working" in response.content.decode()
     new_key = response.context["raw_key"]

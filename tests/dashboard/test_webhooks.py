@@ -55,6 +55,11 @@ def form_token(web, url: str) -> str:
     return TOKEN.search(web.get(url).content.decode())[1]
 
 
+def add(web, mind, body: dict):
+    """Send the add form as the page does: with the token it was shown with."""
+    return web.post(base(mind), {**body, "form_token": form_token(web, base(mind))})
+
+
 # --- The list and the tab ---------------------------------------------------------------------
 
 
@@ -115,7 +120,12 @@ def test_sending_the_add_form_again_adds_nothing_more(web, mind):
 
 
 def test_a_given_secret_is_kept_and_not_shown_back(web, mind):
-    form = {"url": UNUSED, "events": ["*"], "secret": SECRET, "form_token": "t"}
+    form = {
+        "url": UNUSED,
+        "events": ["*"],
+        "secret": SECRET,
+        "form_token": form_token(web, base(mind)),
+    }
     response = web.post(base(mind), form, follow=True)
     webhook = Webhook.objects.get(mind=mind)
     assert response.redirect_chain == [(page_of(webhook), 302)]
@@ -124,7 +134,8 @@ def test_a_given_secret_is_kept_and_not_shown_back(web, mind):
 
 
 def test_bad_input_names_the_field_and_keeps_what_was_typed(web, mind):
-    response = web.post(base(mind), {"url": "ftp://example.com/in", "events": ["memory.*"]})
+    body = {"url": "ftp://example.com/in", "events": ["memory.*"]}
+    response = add(web, mind, body)
     assert response.status_code == 200
     form = response.context["form"]
     assert form.errors["url"] == ["Use an https:// URL."]
@@ -134,7 +145,7 @@ def test_bad_input_names_the_field_and_keeps_what_was_typed(web, mind):
     assert re.search(r'value="memory\.\*"[^>]* checked', html)
     assert not Webhook.objects.exists()
 
-    response = web.post(base(mind), {"url": UNUSED, "secret": "short"})
+    response = add(web, mind, {"url": UNUSED, "secret": "short"})
     errors = response.context["form"].errors
     assert "Name at least one event" in errors["events"][0]
     assert errors["secret"] == ["Use 8 to 200 characters."]
@@ -144,7 +155,7 @@ def test_bad_input_names_the_field_and_keeps_what_was_typed(web, mind):
 
 def test_a_private_destination_is_refused_on_the_form(web, mind, settings):
     settings.SYNAPSE_WEBHOOKS_ALLOW_PRIVATE = False
-    response = web.post(base(mind), {"url": UNUSED, "events": ["*"]})
+    response = add(web, mind, {"url": UNUSED, "events": ["*"]})
     assert response.status_code == 200
     assert "a loopback address" in response.context["form"].errors["url"][0]
     assert not Webhook.objects.exists()
@@ -153,7 +164,7 @@ def test_a_private_destination_is_refused_on_the_form(web, mind, settings):
 def test_the_cap_on_webhooks_is_said_above_the_form(web, mind, monkeypatch):
     monkeypatch.setattr(services, "MAX_WEBHOOKS", 1)
     hook(mind)
-    response = web.post(base(mind), {"url": UNUSED, "events": ["*"]})
+    response = add(web, mind, {"url": UNUSED, "events": ["*"]})
     assert response.status_code == 200
     assert "at most 1 webhooks" in response.content.decode()
     assert Webhook.objects.filter(mind=mind).count() == 1
@@ -448,5 +459,7 @@ def test_every_post_needs_the_csrf_token(owner, mind):
     # With the page's token the same form goes through.
     page = strict.get(base(mind))
     token = page.cookies["csrftoken"].value
-    form = {"csrfmiddlewaretoken": token, "url": UNUSED, "events": ["*"]}
-    assert strict.post(base(mind), form).status_code == 200  # the secret's page
+    once = TOKEN.search(page.content.decode())[1]
+    form = {"csrfmiddlewaretoken": token, "form_token": once, "url": UNUSED, "events": ["*"]}
+    response = strict.post(base(mind), form)
+    assert response.status_code == 200 and response.context["secret"]  # the secret's page

@@ -87,7 +87,7 @@ def test_a_new_person_is_told_what_to_do_next(page, live_server):
     page.get_by_label(re.compile(r"^Password:?$")).fill(PASSWORD)
     page.get_by_label("Password again").fill(PASSWORD)
     page.get_by_role("button", name="Create account").click()
-    log_in(page, base)
+    expect(page).to_have_url(f"{base}/dashboard/")  # logged in at once
     welcome = page.get_by_role("region", name=re.compile("Welcome, Ada"))
     expect(welcome).to_contain_text("Create a mind")
     expect(welcome).to_contain_text("Give its Mind Key to the agent")

@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import os
+import re
 import subprocess
 import sys
 from datetime import timedelta
@@ -77,6 +78,11 @@ def every_cookie(*responses) -> str:
     return "\n".join(texts)
 
 
+def form_token(web: Client, url: str) -> str:
+    """The one-time token of the form on the page at `url`."""
+    return re.search(r'name="form_token" value="([^"]+)"', web.get(url).content.decode())[1]
+
+
 def assert_shown_once_and_kept_nowhere(key: str, page, *later) -> None:
     assert key.startswith("mk_") and key in page.content.decode()
     assert "no-store" in page["Cache-Control"]
@@ -87,7 +93,14 @@ def assert_shown_once_and_kept_nowhere(key: str, page, *later) -> None:
 def test_a_new_key_in_the_dashboard_is_in_no_session_and_no_cookie(owner):
     web = Client()
     web.force_login(owner)
-    created = web.post("/dashboard/minds/new/", {"name": "Fresh", "description": ""})
+    created = web.post(
+        "/dashboard/minds/new/",
+        {
+            "name": "Fresh",
+            "description": "",
+            "form_token": form_token(web, "/dashboard/minds/new/"),
+        },
+    )
     mind = Mind.objects.get(name="Fresh")
     key = created.context["raw_key"]
     assert Mind.objects.for_key(key) == mind
@@ -96,7 +109,8 @@ def test_a_new_key_in_the_dashboard_is_in_no_session_and_no_cookie(owner):
     assert_shown_once_and_kept_nowhere(key, created, later)
     assert key not in web.get(f"/dashboard/minds/{mind.pk}/key/").content.decode()
 
-    rotated = web.post(f"/dashboard/minds/{mind.pk}/rotate-key/")
+    rotate = f"/dashboard/minds/{mind.pk}/rotate-key/"
+    rotated = web.post(rotate, {"form_token": form_token(web, rotate)})
     new_key = rotated.context["raw_key"]
     assert new_key != key and Mind.objects.for_key(new_key) == mind
     assert_shown_once_and_kept_nowhere(new_key, rotated, web.get("/dashboard/"))

@@ -75,13 +75,10 @@ def test_the_readme_quick_start_runs_as_printed(server):
     assert "Lives in Berlin" in out
 
 
-def snippets(server) -> tuple[str, str]:
+def snippets(server, key: str) -> tuple[str, str]:
     page = render_to_string(
         "dashboard/_agent_snippets.html",
-        {
-            "key_text": server.create_mind("snippets@example.com"),
-            "base_url": f"http://127.0.0.1:{server.port}",
-        },
+        {"key_text": key, "base_url": f"http://127.0.0.1:{server.port}"},
     )
     curl, python = (
         html.unescape(re.search(rf'<pre id="code-{name}"[^>]*>(.*?)</pre>', page, re.S)[1])
@@ -90,12 +87,21 @@ def snippets(server) -> tuple[str, str]:
     return curl, python
 
 
-def test_the_key_pages_snippets_run_as_printed(server, tmp_path):
-    curl, python = snippets(server)
+def test_the_key_pages_snippets_run_as_printed_and_keep_the_agents_memories(server, tmp_path):
+    key = server.create_mind("snippets@example.com")
+    base = f"http://127.0.0.1:{server.port}"
+    agent = f'export SYNAPSE_KEY={key}\ncurl -s -H "Authorization: Bearer $SYNAPSE_KEY" '
+    run(  # what the agent stored before anyone ran a snippet
+        f"{agent}{base}/memory -H 'Content-Type: application/json' "
+        """-d '{"category": "preference", "key": "preference_editor", "content": "LazyVim"}'"""
+    )
+    curl, python = snippets(server, key)
     out = run(curl)
-    assert "preference_editor" in out and re.search(r"^KEY=mk_\S+$", out, re.M)
+    assert "synapse_sample_connection_check" in out and re.search(r"^KEY=mk_\S+$", out, re.M)
     script = Path(tmp_path / "snippet.py")
     script.write_text(python)
     done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
-    assert "Uses Neovim" in done.stdout
+    assert "Sample from the set-up snippet" in done.stdout
+    kept = run(f"{agent}'{base}/memory?category=preference'")
+    assert '"content":"LazyVim"' in kept.replace(" ", "")
