@@ -197,7 +197,8 @@ def test_a_dead_receiver_does_not_delay_another_webhook(mind):
             remember(mind, f"k{i}", f"note {i}")
             dispatcher.wake()
         try:
-            alive.wait_for(5, timeout=30)
+            alive.wait_for(5, timeout=30)  # every event, while the other receiver hangs
+            dead.wait_for(1, timeout=30)  # its first delivery may start after them
             assert len(dead.received) == 1  # held, and its queue behind it
         finally:
             dead.release()
