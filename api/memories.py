@@ -106,7 +106,8 @@ STREAM_CHUNK = 100
 MIND_PARAM = OpenApiParameter(
     "mind",
     str,
-    description="A person's mind id (m_…); may be omitted with exactly one mind. "
+    description="A person's mind id (m_…); may be omitted when they reach exactly one "
+    "mind (owned or shared), and on a call on one memory, which finds the memory's mind. "
     "A Mind Key acts only for its own mind: naming another one is a 400. "
     "The X-Mind-Id header works too.",
 )
