@@ -9,6 +9,7 @@ from django.db import IntegrityError, transaction
 
 from accounts.models import User
 from core.errors import Invalid
+from minds.services import share_claim
 
 
 def password_problems(*, password: str, email: str, name: str = "") -> list[str]:
@@ -39,6 +40,8 @@ def user_register(*, email: str, password: str, name: str = "") -> User | None:
         return None
     try:
         with transaction.atomic():
-            return User.objects.create_user(email=email, password=password, name=name)
+            user = User.objects.create_user(email=email, password=password, name=name)
+            share_claim(user=user)  # the minds shared with this address before it had one
+            return user
     except IntegrityError:
         return None  # two sign-ups with one address raced; the other one created it

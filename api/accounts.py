@@ -25,6 +25,7 @@ from api.serializers import (
     TokenPairSerializer,
 )
 from api.tokens import access_token_refresh, refresh_token_revoke, tokens_for
+from minds.services import share_claim
 from synapse_site.lockout import cool_off_seconds
 from synapse_site.throttling import LoginRateThrottle
 
@@ -86,6 +87,7 @@ class LoginView(APIView):
             raise WrongCredentials()
         # As a session login does: clears the failure count and records last_login.
         user_logged_in.send(sender=User, request=request, user=user)
+        share_claim(user=user)
         return Response(tokens_for(user=user))
 
 

@@ -26,6 +26,7 @@ from memories.hygiene.compact import (
     memory_compact,
 )
 from memories.rules import MAX_DURATION
+from minds.access import Level
 
 
 class CompactRequestSerializer(serializers.Serializer[Any]):
@@ -115,7 +116,9 @@ class MemoryCompactView(APIView):
     )
     def post(self, request: Request) -> Response:
         done = memory_compact(
-            mind=mind_for_request(request), actor=actor_for_request(request), body=request.data
+            mind=mind_for_request(request, need=Level.WRITE),
+            actor=actor_for_request(request),
+            body=request.data,
         )
         return Response(compaction_to_dict(done))
 
@@ -141,7 +144,7 @@ class MemoryCompactUndoView(APIView):
     )
     def post(self, request: Request, summary_id: str) -> Response:
         undone = compact_undo(
-            mind=mind_for_request(request),
+            mind=mind_for_request(request, need=Level.WRITE),
             actor=actor_for_request(request),
             summary_id=summary_id,
         )

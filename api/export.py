@@ -30,6 +30,7 @@ from api.params import param_choice
 from api.scoping import mind_for_request
 from memories import services
 from memories.export import FORMATS, export_csv, export_filename, export_json
+from minds.access import Level
 
 CONTENT_TYPES = {"json": "application/json", "csv": "text/csv; charset=utf-8"}
 
@@ -52,7 +53,7 @@ class MindExportView(Produces):
     )
     def get(self, request: Request) -> StreamingHttpResponse:
         output = param_choice(request.query_params, "format", FORMATS) or "json"
-        mind = mind_for_request(request)
+        mind = mind_for_request(request, need=Level.READ)
         now = timezone.now()
         render = export_json if output == "json" else export_csv
         response = StreamingHttpResponse(
@@ -76,7 +77,7 @@ class MindImportView(APIView):
         responses=SYNC_ANSWER,
     )
     def post(self, request: Request) -> HttpResponse | Response:
-        mind = mind_for_request(request)
+        mind = mind_for_request(request, need=Level.WRITE)
         actor = actor_for_request(request)
         refuse_if_match(request, instead=stores_by_key("POST /mind/import"))
 

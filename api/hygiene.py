@@ -17,6 +17,7 @@ from memories.hygiene.contradictions import DEFAULT_WITHIN, contradiction_pairs
 from memories.hygiene.duplicates import duplicate_groups
 from memories.rules import DURATION_FORMS
 from memories.selectors import LIST_LIMIT_MAX
+from minds.access import Level
 
 LIMIT_DEFAULT = 100
 LIMIT_PARAM = OpenApiParameter(
@@ -44,7 +45,7 @@ class MemoryDuplicatesView(APIView):
     )
     def get(self, request: Request) -> Response:
         limit = param_limit(request.query_params, default=LIMIT_DEFAULT, maximum=LIST_LIMIT_MAX)
-        groups = duplicate_groups(mind=mind_for_request(request))
+        groups = duplicate_groups(mind=mind_for_request(request, need=Level.READ))
         duplicates = [
             {"memories": [memory_to_dict(m) for m in g.memories], "similarity": g.similarity}
             for g in groups[:limit]
@@ -83,7 +84,7 @@ class MemoryContradictionsView(APIView):
         params = request.query_params
         within = param_duration(params, "within", default=DEFAULT_WITHIN)
         limit = param_limit(params, default=LIMIT_DEFAULT, maximum=LIST_LIMIT_MAX)
-        found = contradiction_pairs(mind=mind_for_request(request), within=within)
+        found = contradiction_pairs(mind=mind_for_request(request, need=Level.READ), within=within)
         pairs = [
             {
                 "a": memory_to_dict(c.a),

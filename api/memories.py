@@ -57,7 +57,7 @@ from api.params import (
     param_tag,
 )
 from api.permissions import IsHuman
-from api.scoping import mind_for_request
+from api.scoping import memory_for_request, mind_for_request
 from api.serializers import (
     MemoryDeletedSerializer,
     MemoryIdField,
@@ -94,6 +94,7 @@ from memories.rules import (
     parse_timestamp,
 )
 from memories.selectors import LIST_LIMIT_MAX
+from minds.access import Level
 
 if TYPE_CHECKING:
     from rest_framework.permissions import _SupportsHasPermission
@@ -105,7 +106,8 @@ STREAM_CHUNK = 100
 MIND_PARAM = OpenApiParameter(
     "mind",
     str,
-    description="A person's mind id (m_…); may be omitted with exactly one mind. "
+    description="A person's mind id (m_…); may be omitted when they reach exactly one "
+    "mind (owned or shared), and on a call on one memory, which finds the memory's mind. "
     "A Mind Key acts only for its own mind: naming another one is a 400. "
     "The X-Mind-Id header works too.",
 )
@@ -321,15 +323,19 @@ class MemoryViewSet(viewsets.GenericViewSet[Memory]):
             return [IsAuthenticated(), IsHuman()]
         return super().get_permissions()
 
-    def _memory(self, request: Request, memory_id: str) -> Memory:
-        return selectors.memory_get(mind=mind_for_request(request), memory_id=memory_id)
+    def _memory(self, request: Request, memory_id: str, *, need: Level) -> Memory:
+        return memory_for_request(request, memory_id, need=need)
 
     def _list(self, request: Request, filters: MemoryFilters, sort: str | None = None) -> Response:
         params = request.query_params
         limit = param_limit(params, default=LIST_LIMIT_DEFAULT, maximum=LIST_LIMIT_MAX)
         offset = param_offset(params)
         page = selectors.memory_list(
-            mind=mind_for_request(request), filters=filters, sort=sort, limit=limit, offset=offset
+            mind=mind_for_request(request, need=Level.READ),
+            filters=filters,
+            sort=sort,
+            limit=limit,
+            offset=offset,
         )
         return Response(memory_page(page, limit=limit, offset=offset))
 
@@ -340,7 +346,7 @@ class MemoryViewSet(viewsets.GenericViewSet[Memory]):
         responses={201: MemoryStoreAnswerSerializer, 200: MemoryStoreAnswerSerializer},
     )
     def create(self, request: Request) -> HttpResponse | Response:
-        mind = mind_for_request(request)
+        mind = mind_for_request(request, need=Level.WRITE)
         actor = actor_for_request(request)
         refuse_if_match(request, instead=stores_by_key("POST /memory"))
 
@@ -366,11 +372,13 @@ class MemoryViewSet(viewsets.GenericViewSet[Memory]):
         return self._list(request, filters)
 
     def retrieve(self, request: Request, id: str) -> Response:
-        return _one_memory(self._memory(request, id))
+        return _one_memory(self._memory(request, id, need=Level.READ))
 
     def update(self, request: Request, id: str) -> Response:
         result = services.memory_change(
-            memory=self._memory(request, id),  # a 404 comes before any If-Match verdict
+            memory=self._memory(
+                request, id, need=Level.WRITE
+            ),  # a 404 comes before any If-Match verdict
             actor=actor_for_request(request),
             body=request.data,
             expected_version=expected_version(request),
@@ -384,7 +392,7 @@ class MemoryViewSet(viewsets.GenericViewSet[Memory]):
 
     def destroy(self, request: Request, id: str) -> Response:
         purge = param_bool(request.query_params, "purge")
-        memory = self._memory(request, id)
+        memory = self._memory(request, id, need=Level.WRITE)
         if purge:
             services.memory_purge(
                 memory=memory,
@@ -410,7 +418,7 @@ class MemoryViewSet(viewsets.GenericViewSet[Memory]):
     @action(detail=True, methods=["post"])
     def verify(self, request: Request, id: str) -> Response:
         memory = services.memory_verify(
-            memory=self._memory(request, id),
+            memory=self._memory(request, id, need=Level.WRITE),
             actor=actor_for_request(request),
             expected_version=expected_version(request),
         )
@@ -425,7 +433,7 @@ class MemoryViewSet(viewsets.GenericViewSet[Memory]):
     @action(detail=True, methods=["post"])
     def unverify(self, request: Request, id: str) -> Response:
         memory = services.memory_unverify(
-            memory=self._memory(request, id),
+            memory=self._memory(request, id, need=Level.WRITE),
             actor=actor_for_request(request),
             expected_version=expected_version(request),
         )
@@ -456,7 +464,7 @@ class MemoryViewSet(viewsets.GenericViewSet[Memory]):
             except ValueError as exc:
                 raise Invalid.one("by", str(exc)) from None
         done = services.memory_supersede(
-            memory=self._memory(request, id),
+            memory=self._memory(request, id, need=Level.WRITE),
             by=by,
             actor=actor_for_request(request),
             expected_version=expected_version(request),
@@ -486,8 +494,9 @@ class MemoryViewSet(viewsets.GenericViewSet[Memory]):
         url_name="proposal",
     )
     def reject_proposal(self, request: Request, id: str, proposal_id: str) -> Response:
+        memory = self._memory(request, id, need=Level.WRITE)
         services.proposal_reject(
-            mind=mind_for_request(request),
+            mind=memory.mind,
             memory_id=id,
             proposal_id=proposal_id,
             actor=actor_for_request(request),
@@ -504,7 +513,9 @@ class MemoryViewSet(viewsets.GenericViewSet[Memory]):
         params = request.query_params
         limit = param_limit(params, default=LIST_LIMIT_DEFAULT, maximum=LIST_LIMIT_MAX)
         offset = param_offset(params)
-        page = proposal_list(mind=mind_for_request(request), limit=limit, offset=offset)
+        page = proposal_list(
+            mind=mind_for_request(request, need=Level.READ), limit=limit, offset=offset
+        )
         return Response(
             {
                 "proposals": [proposal_to_dict(p) for p in page.proposals],
@@ -578,8 +589,8 @@ class MemoryViewSet(viewsets.GenericViewSet[Memory]):
     )
     @action(detail=True, methods=["get"])
     def related(self, request: Request, id: str) -> Response:
-        mind = mind_for_request(request)
-        memory = selectors.memory_get(mind=mind, memory_id=id)
+        memory = self._memory(request, id, need=Level.READ)
+        mind = memory.mind
         params = request.query_params
         limit = param_limit(params, default=LIST_LIMIT_DEFAULT, maximum=LIST_LIMIT_MAX)
         offset = param_offset(params)
@@ -620,7 +631,7 @@ class MemoryViewSet(viewsets.GenericViewSet[Memory]):
         params = request.query_params
         limit = param_limit(params, default=TAGS_LIMIT_DEFAULT, maximum=TAGS_LIMIT_MAX)
         tags, distinct, memories = selectors.tag_counts(
-            mind=mind_for_request(request),
+            mind=mind_for_request(request, need=Level.READ),
             include_expired=param_expired(params) == "include",
             limit=limit,
         )
@@ -633,7 +644,7 @@ class MemoryViewSet(viewsets.GenericViewSet[Memory]):
     )
     @action(detail=False, methods=["get"])
     def stats(self, request: Request) -> Response:
-        return Response(selectors.memory_stats(mind=mind_for_request(request)))
+        return Response(selectors.memory_stats(mind=mind_for_request(request, need=Level.READ)))
 
     @extend_schema(
         summary="The mind's health and what a person should look at",
@@ -645,7 +656,7 @@ class MemoryViewSet(viewsets.GenericViewSet[Memory]):
     )
     @action(detail=False, methods=["get"])
     def health(self, request: Request) -> Response:
-        return Response(mind_health_with_hygiene(mind=mind_for_request(request)))
+        return Response(mind_health_with_hygiene(mind=mind_for_request(request, need=Level.READ)))
 
     @extend_schema(
         summary="The audit trail: who did what to which memory, with the old values",
@@ -667,7 +678,7 @@ class MemoryViewSet(viewsets.GenericViewSet[Memory]):
     def audit(self, request: Request) -> StreamingHttpResponse:
         params = request.query_params
         events, total = audit.memory_event_page(
-            mind=mind_for_request(request),
+            mind=mind_for_request(request, need=Level.READ),
             action=param_choice(params, "action", AUDIT_ACTIONS),
             memory_id=(params.get("memory") or "").strip() or None,
             limit=param_limit(params, default=LIST_LIMIT_DEFAULT, maximum=LIST_LIMIT_MAX),
@@ -717,7 +728,7 @@ class MemoryViewSet(viewsets.GenericViewSet[Memory]):
         since = param_since(params)
         page = selectors.DIFF_PAGE_MAX
         limit = param_limit(params, default=page, maximum=page)
-        mind = mind_for_request(request)
+        mind = mind_for_request(request, need=Level.READ)
         until = selectors.diff_until(mind=mind)
         diff = selectors.memory_diff(mind=mind, since=since, until=until, limit=limit)
         # A page can still hold many long texts: it is sent as it is read.
@@ -744,7 +755,7 @@ class MemoryViewSet(viewsets.GenericViewSet[Memory]):
     )
     @action(detail=False, methods=["post"])
     def sync(self, request: Request) -> HttpResponse | Response:
-        mind = mind_for_request(request)
+        mind = mind_for_request(request, need=Level.WRITE)
         actor = actor_for_request(request)
         refuse_if_match(request, instead=stores_by_key("POST /memory/sync"))
 

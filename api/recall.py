@@ -31,6 +31,7 @@ from memories.recall import (
     recall_selection,
     recall_text_stream,
 )
+from minds.access import Level
 
 FORMATS = ["text", "json"]
 
@@ -102,7 +103,7 @@ class RecallView(Produces):
         tag = param_tag(params)
         include_expired = bool(param_bool(params, "include_expired"))
         about = params.get("about") or None  # `?about=`: not given, as every empty parameter
-        mind = mind_for_request(request)
+        mind = mind_for_request(request, need=Level.READ)
         selection = recall_selection(
             mind=mind,
             category=category,

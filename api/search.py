@@ -37,6 +37,7 @@ from memories.search import (
     memory_search,
     memory_semantic_search,
 )
+from minds.access import Level
 
 Q_HELP = (
     "Words to look for; any may match, best matches first. "
@@ -140,7 +141,7 @@ class MemorySearchView(APIView):
     )
     def get(self, request: Request) -> Response:
         params = request.query_params
-        mind = mind_for_request(request)
+        mind = mind_for_request(request, need=Level.READ)
         q = params.get("q", "")
         mode = param_search_mode(params)
         limit = param_limit(params, default=DEFAULT_LIMIT, maximum=MAX_LIMIT)
@@ -195,7 +196,7 @@ class MemorySemanticSearchView(APIView):
     )
     def get(self, request: Request) -> Response:
         params = request.query_params
-        mind = mind_for_request(request)
+        mind = mind_for_request(request, need=Level.READ)
         q = params.get("q", "")
         limit = param_limit(params, default=SEMANTIC_DEFAULT_LIMIT, maximum=MAX_LIMIT)
         threshold = param_number(

@@ -14,7 +14,7 @@ from rest_framework import serializers
 
 from memories.fields import FIELDS_BY_NAME, IGNORED_FIELDS, STORE_ACTIONS
 from memories.rules import MEMORY_ID_PATTERN
-from minds.models import Mind
+from minds.models import Mind, Share
 
 
 def _accepts(name: str) -> dict[str, Any]:
@@ -219,6 +219,56 @@ class MindListSerializer(serializers.Serializer[Any]):
 class MindDeletedSerializer(serializers.Serializer[Any]):
     deleted = serializers.BooleanField()
     id = serializers.CharField()
+
+
+class ShareSerializer(serializers.ModelSerializer[Share]):
+    """A share, shaped as the public client reads it."""
+
+    mind_id = serializers.CharField(read_only=True)
+    user_email = serializers.EmailField(source="email", read_only=True)
+    status = serializers.CharField(
+        read_only=True, help_text="pending until the invited address's account signs in; active"
+    )
+
+    class Meta:
+        model = Share
+        fields = ["id", "mind_id", "user_email", "acl", "status", "created_at"]
+        read_only_fields = fields
+
+
+class ShareCreateSerializer(serializers.Serializer[Any]):
+    """For the schema only: minds.services.share_create judges the body."""
+
+    user_email = serializers.EmailField()
+    acl = serializers.ChoiceField(choices=Share.Acl.choices, default=Share.Acl.READ)
+
+
+class ShareUpdateSerializer(serializers.Serializer[Any]):
+    """For the schema only: minds.services.share_update judges the body."""
+
+    acl = serializers.ChoiceField(choices=Share.Acl.choices)
+
+
+@extend_schema_serializer(many=False)
+class ShareListSerializer(serializers.Serializer[Any]):
+    shares = ShareSerializer(many=True)
+    total = serializers.IntegerField()
+
+
+class SharedMindSerializer(MindSerializer):
+    """A mind shared with the caller: their level and who owns it."""
+
+    acl = serializers.CharField(source="shared_acl", read_only=True)
+    owner_email = serializers.EmailField(source="owner.email", read_only=True)
+
+    class Meta(MindSerializer.Meta):
+        fields = [*MindSerializer.Meta.fields, "acl", "owner_email"]
+
+
+@extend_schema_serializer(many=False)
+class SharedMindListSerializer(serializers.Serializer[Any]):
+    minds = SharedMindSerializer(many=True)
+    total = serializers.IntegerField()
 
 
 # Accounts

@@ -20,6 +20,7 @@ from rest_framework.views import APIView
 from api.memories import MIND_PARAM, actor_for_request
 from api.params import param_choice, param_limit, param_offset
 from api.scoping import mind_for_request
+from minds.access import Level
 from webhooks import selectors, services
 from webhooks.events import PATTERNS
 from webhooks.models import MAX_URL_LENGTH, Webhook, WebhookDelivery
@@ -189,7 +190,9 @@ def with_attempts(delivery: WebhookDelivery) -> dict[str, Any]:
 
 def webhook_for_request(request: Request, webhook_id: str) -> Webhook:
     """The caller's mind's webhook; 404 for any other."""
-    return selectors.webhook_get(mind=mind_for_request(request), webhook_id=webhook_id)
+    return selectors.webhook_get(
+        mind=mind_for_request(request, need=Level.ADMIN), webhook_id=webhook_id
+    )
 
 
 # --- Views ---------------------------------------------------------------------------------------
@@ -206,7 +209,7 @@ class WebhookListView(APIView):
         ),
     )
     def get(self, request: Request) -> Response:
-        webhooks = selectors.webhook_list(mind=mind_for_request(request))
+        webhooks = selectors.webhook_list(mind=mind_for_request(request, need=Level.ADMIN))
         return Response(
             {"webhooks": [selectors.webhook_to_dict(w) for w in webhooks], "total": len(webhooks)}
         )
@@ -224,7 +227,9 @@ class WebhookListView(APIView):
         responses={201: WEBHOOK_WITH_SECRET},
     )
     def post(self, request: Request) -> Response:
-        registered = services.webhook_create(mind=mind_for_request(request), body=request.data)
+        registered = services.webhook_create(
+            mind=mind_for_request(request, need=Level.ADMIN), body=request.data
+        )
         answer = selectors.webhook_to_dict(registered.webhook)
         if registered.secret is not None:
             answer["secret"] = registered.secret

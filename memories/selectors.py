@@ -47,6 +47,7 @@ from memories.models import (
 from memories.rules import can_be_stored, quotas
 from memories.search import SearchHit, memory_search, memory_search_ids
 from memories.secrets import MARKER_START
+from minds.access import Level, level_needed, level_on
 from minds.models import Mind
 
 EXPIRING_SOON = timedelta(days=7)
@@ -65,6 +66,20 @@ def memory_get(*, mind: Mind, memory_id: str) -> Memory:
         memory = Memory.objects.filter(mind=mind, pk=memory_id).first()
     if memory is None:
         raise NotFound(NOT_FOUND)
+    return memory
+
+
+def memory_for_person(*, user: Any, memory_id: str, need: Level) -> Memory:
+    """The memory `memory_id` in whichever mind `user` reaches, when they reach it at
+    `need`: a call on one memory needs no mind named. NotFound when they cannot see it
+    (missing and foreign alike), LevelTooLow when they see it at a lower level."""
+    memory = None
+    if can_be_stored(memory_id):
+        memory = Memory.objects.select_related("mind").filter(pk=memory_id).first()
+    level = None if memory is None else level_on(user=user, mind=memory.mind)
+    if memory is None or level is None:
+        raise NotFound(NOT_FOUND)
+    level_needed(level, need)
     return memory
 
 

@@ -8,15 +8,17 @@ from django.http import HttpRequest, HttpResponse
 from django.template.response import TemplateResponse
 
 from minds import services
-from minds.models import USAGE_FIELDS, Mind
+from minds.models import USAGE_FIELDS, Mind, Share
 
 if TYPE_CHECKING:
     from django_stubs_ext import WithAnnotations
 
     # Generic in the stubs only: at runtime ModelAdmin cannot be subscripted.
     _MindAdminBase = admin.ModelAdmin[Mind]
+    _ShareInlineBase = admin.TabularInline[Share, Mind]
 else:
     _MindAdminBase = admin.ModelAdmin
+    _ShareInlineBase = admin.TabularInline
 
 
 class _MemoryCount(TypedDict):
@@ -48,6 +50,19 @@ def keys_page(
     return response
 
 
+class ShareInline(_ShareInlineBase):
+    """The mind's shares: who is invited, at which level, and whether they signed in since."""
+
+    model = Share
+    extra = 0
+    fields = ["email", "acl", "user", "status", "created_at"]
+    readonly_fields = ["user", "status", "created_at"]
+
+    @admin.display(description="Status")
+    def status(self, obj: Share) -> str:
+        return obj.status
+
+
 @admin.register(Mind)
 class MindAdmin(_MindAdminBase):
     list_display = ["name", "id", "owner", "key_prefix", "memory_count", "created_at"]
@@ -67,6 +82,19 @@ class MindAdmin(_MindAdminBase):
     fields = ["id", "owner", "name", "description", *readonly_fields[1:]]
     autocomplete_fields = ["owner"]
     actions = ["rotate_keys", "revoke_keys"]
+
+    def get_inlines(
+        self, request: HttpRequest, obj: Mind | None
+    ) -> list[type[admin.options.InlineModelAdmin[Any, Any]]]:
+        # Shares once the mind exists: the add page stays the one form it was.
+        return [] if obj is None else [ShareInline]
+
+    def save_formset(self, request: HttpRequest, form: Any, formset: Any, change: bool) -> None:
+        for share_form in formset.forms:
+            if isinstance(share_form.instance, Share) and share_form.instance.email:
+                # As an invitation by the API: the address as accounts keep theirs.
+                share_form.instance.email = services.share_email(share_form.instance.email)
+        super().save_formset(request, form, formset, change)
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Mind]:
         return super().get_queryset(request).annotate(_memory_count=Count("memories"))

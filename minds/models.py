@@ -113,3 +113,49 @@ class Mind(models.Model):
     def set_key(self, raw_key: str) -> None:
         self.key_prefix = raw_key[:KEY_PREFIX_LENGTH]
         self.key_hash = hash_mind_key(raw_key)
+
+
+def new_share_id() -> str:
+    return random_id("sh_")
+
+
+class Share(models.Model):
+    """A person invited by email to a mind, at one level (`acl`).
+
+    `user` stays empty while the invitation is pending: until an account with `email` is
+    created or signs in (minds/services.py share_claim), the share grants nothing.
+    """
+
+    class Acl(models.TextChoices):
+        READ = "read"
+        WRITE = "write"
+        ADMIN = "admin"
+
+    id = models.CharField(primary_key=True, max_length=32, default=new_share_id, editable=False)
+    mind = models.ForeignKey(Mind, on_delete=models.CASCADE, related_name="shares")
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.CASCADE,
+        null=True,
+        blank=True,
+        related_name="shares",
+    )
+    # Normalised as accounts are (lower case), so an invitation finds the account it names.
+    email = models.EmailField()
+    acl = models.CharField(max_length=5, choices=Acl.choices, default=Acl.READ)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["created_at"]
+        constraints = [
+            models.UniqueConstraint(fields=["mind", "email"], name="share_one_per_mind_email"),
+            models.UniqueConstraint(fields=["mind", "user"], name="share_one_per_mind_user"),
+        ]
+        indexes = [models.Index(fields=["email"], name="share_email")]
+
+    def __str__(self) -> str:
+        return f"{self.email} ({self.acl}) on {self.mind_id}"
+
+    @property
+    def status(self) -> str:
+        return "active" if self.user_id else "pending"

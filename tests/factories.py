@@ -1,6 +1,7 @@
 """The one module of factories every test uses: people, minds and memories.
 
 - `user_make`, `mind_make`: a person, and a mind of theirs with its Mind Key.
+- `share_make`: a mind shared with a person (active) or an address (pending).
 - `upsert` / `remember`: a memory stored through the service (the rules, the audit, the
   version), as an agent unless `actor=` says otherwise; `upsert` answers the service's result.
 - `memory_row`: one memory written straight to its table (with its tag rows), past the rules:
@@ -25,7 +26,7 @@ from accounts.models import User
 from memories.actors import Actor
 from memories.models import Memory, MemoryTag
 from memories.services import UpsertResult, memory_upsert
-from minds.models import Mind
+from minds.models import Mind, Share
 from minds.services import mind_create
 
 PASSWORD = "correct horse battery staple"
@@ -41,6 +42,13 @@ def user_make(email: str = "someone@example.com", password: str = PASSWORD, **fi
 def mind_make(owner: User | None = None, name: str = "Mind") -> tuple[Mind, str]:
     """A mind and its raw Mind Key; a new owner unless `owner` is given."""
     return mind_create(owner=owner or user_make(), name=name)
+
+
+def share_make(mind: Mind, who: User | str, acl: str = "read") -> Share:
+    """`mind` shared at `acl` with a person (active) or with an address (pending)."""
+    if isinstance(who, str):
+        return Share.objects.create(mind=mind, email=who.lower(), acl=acl)
+    return Share.objects.create(mind=mind, email=who.email, user=who, acl=acl)
 
 
 def upsert(

@@ -24,6 +24,7 @@ from django.views.decorators.http import require_http_methods
 from accounts.services import user_register
 from core.errors import Invalid
 from dashboard.forms import LoginForm, PasswordChangeForm, SignupForm
+from minds.services import share_claim
 from synapse_site.throttling import LoginRateThrottle
 
 
@@ -42,6 +43,10 @@ class LoginView(auth_views.LoginView):
 
     def post(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
         return too_many_attempts(request) or super().post(request, *args, **kwargs)
+
+    def form_valid(self, form: Any) -> HttpResponse:
+        share_claim(user=form.get_user())
+        return super().form_valid(form)
 
 
 def admin_login(request: HttpRequest, extra_context: dict[str, Any] | None = None) -> HttpResponse:

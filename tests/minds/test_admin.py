@@ -1,7 +1,7 @@
 import pytest
 
-from minds.models import Mind
-from tests.factories import remember
+from minds.models import Mind, Share
+from tests.factories import remember, share_make
 
 pytestmark = pytest.mark.django_db
 
@@ -65,7 +65,37 @@ def test_the_change_page_shows_the_counters_and_saving_it_keeps_them(admin_clien
     html = admin_client.get(url).content.decode()
     assert "History bytes" in html and str(mind.history_bytes) in html
     form = {"owner": mind.owner_id, "name": "Renamed", "description": "", "history_bytes": 0}
+    form |= {"shares-TOTAL_FORMS": "0", "shares-INITIAL_FORMS": "0"}  # the shares inline
     assert admin_client.post(url, form).status_code == 302
     mind.refresh_from_db()
     assert mind.name == "Renamed"
     assert (mind.stored_memories, mind.stored_bytes, mind.history_bytes) == held
+
+
+def test_shares_are_shown_and_edited_on_the_minds_page(admin_client, mind, other_user):
+    share = share_make(mind, other_user, acl="read")
+    page = admin_client.get(f"/admin/minds/mind/{mind.pk}/change/")
+    assert page.status_code == 200
+    assert "other@example.com" in page.content.decode()
+    response = admin_client.post(
+        f"/admin/minds/mind/{mind.pk}/change/",
+        {
+            "owner": mind.owner_id,
+            "name": mind.name,
+            "description": "",
+            "shares-TOTAL_FORMS": "2",
+            "shares-INITIAL_FORMS": "1",
+            "shares-MIN_NUM_FORMS": "0",
+            "shares-MAX_NUM_FORMS": "1000",
+            "shares-0-id": share.pk,
+            "shares-0-mind": mind.pk,
+            "shares-0-email": "other@example.com",
+            "shares-0-acl": "admin",
+            "shares-1-mind": mind.pk,
+            "shares-1-email": " New@Example.com",
+            "shares-1-acl": "write",
+        },
+    )
+    assert response.status_code == 302, response.content.decode()[:2000]
+    assert Share.objects.get(pk=share.pk).acl == "admin"
+    assert Share.objects.get(mind=mind, email="new@example.com").status == "pending"

@@ -125,6 +125,15 @@ REST_CASES: dict[str, list[Case]] = {
     ],
     "mind-rotate-key": [Case("POST", "/minds/{mind}/rotate-key", kind="people")],
     "mind-revoke-key": [Case("POST", "/minds/{mind}/revoke-key", kind="people")],
+    "mind-share": [
+        Case("POST", "/minds/{mind}/share", {"user_email": "x@example.com"}, kind="people")
+    ],
+    "mind-shares": [Case("GET", "/minds/{mind}/shares", kind="people")],
+    "mind-share-detail": [
+        Case("PUT", "/minds/{mind}/shares/sh_none", {"acl": "admin"}, kind="people"),
+        Case("DELETE", "/minds/{mind}/shares/sh_none", kind="people"),
+    ],
+    "mind-shared": [Case("GET", "/minds/shared", kind="people-scoped")],
     "webhook-list": [
         Case("GET", "/webhooks", kind="scoped"),
         Case("POST", "/webhooks", {"url": UNUSED_RECEIVER, "enabled": False}, "scoped"),

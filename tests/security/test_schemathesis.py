@@ -150,7 +150,7 @@ def test_a_client_built_from_the_schema_calls_the_canonical_paths(api_schema, ow
     for result in api_schema.get_all_operations():
         operation = result.ok()
         if operation.path.startswith("/minds/"):
-            ids = {"id": owner_mind.mind.pk}
+            ids = {"id": owner_mind.mind.pk, "share_id": "sh_none"}
         elif operation.path.startswith("/memory/"):
             ids = {"id": memory.pk, "proposal_id": "prop_none", "summary_id": memory.pk}
         elif operation.path.startswith("/webhooks/"):
