@@ -746,8 +746,8 @@ def memory_verify_matching(
             for memory in Memory.objects.filter(mind=mind, pk__in=chunk):
                 if memory.updated_at > seen_at:
                     changed += 1
-                elif not memory.verified:
-                    _mark_verified(batch, memory, verified=True)
+                else:
+                    _verify_one(batch, memory, verified=True)
         batch.persist()
     done = len(batch.events)
     return VerifiedMatching(
@@ -1096,18 +1096,18 @@ def _undeletable(deletes: list[MemoryEvent]) -> list[MemoryEvent]:
     ids = {event.memory_id for event in deletes}
     taken = set(Memory.objects.filter(mind_id=mind_id, key__in=keys).values_list("category", "key"))
     present = set(Memory.objects.filter(pk__in=ids).values_list("pk", flat=True))
-    since = MemoryEvent.objects.filter(
+    # The latest row written under each category and key since the first of these deletes.
+    latest: dict[tuple[str, str], tuple[datetime, int]] = {}
+    for category, key, at, pk in MemoryEvent.objects.filter(
         mind_id=mind_id, key__in=keys, at__gte=min(event.at for event in deletes)
-    ).values_list("category", "key", "at", "pk")
+    ).values_list("category", "key", "at", "pk"):
+        latest[(category, key)] = max(latest.get((category, key), (at, pk)), (at, pk))
     return [
         event
         for event in deletes
         if event.memory_id not in present
         and (event.category, event.key) not in taken
-        and not any(
-            (category, key) == (event.category, event.key) and (at, pk) > (event.at, event.pk)
-            for category, key, at, pk in since
-        )
+        and latest.get((event.category, event.key), (event.at, event.pk)) <= (event.at, event.pk)
     ]
 
 
