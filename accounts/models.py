@@ -11,13 +11,18 @@ from django.db import models
 from django.utils import timezone
 
 
+def email_normalized(email: str) -> str:
+    """An address as accounts keep it (and look it up): the domain normalised, all lower case."""
+    return BaseUserManager.normalize_email(email).lower()
+
+
 class UserManager(BaseUserManager["User"]):
     use_in_migrations = True
 
     def _create_user(self, email: str, password: str | None, **extra: Any) -> User:
         if not email:
             raise ValueError("An email address is required.")
-        user = self.model(email=self.normalize_email(email).lower(), **extra)
+        user = self.model(email=email_normalized(email), **extra)
         user.set_password(password)
         user.save(using=self._db)
         return user

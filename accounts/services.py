@@ -7,7 +7,7 @@ from django.contrib.auth.password_validation import validate_password
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db import IntegrityError, transaction
 
-from accounts.models import User
+from accounts.models import User, email_normalized
 from core.errors import Invalid
 from minds.services import share_claim
 
@@ -16,7 +16,7 @@ def password_problems(*, password: str, email: str, name: str = "") -> list[str]
     """Every message Django's password validators have against `password` for an account
     with this address and name (none: it will do). It does not look up the address, so the
     answer is the same whether or not it has an account."""
-    email = User.objects.normalize_email(email).lower()
+    email = email_normalized(email)
     try:
         validate_password(password, user=User(email=email, name=name))
     except DjangoValidationError as exc:
@@ -32,7 +32,7 @@ def user_register(*, email: str, password: str, name: str = "") -> User | None:
     password is checked and hashed either way, so the two cases also take about as long.
     Raises Invalid naming `password` for a weak password.
     """
-    email = User.objects.normalize_email(email).lower()
+    email = email_normalized(email)
     if problems := password_problems(password=password, email=email, name=name):
         raise Invalid({"password": problems})
     if User.objects.filter(email__iexact=email).exists():

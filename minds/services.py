@@ -11,6 +11,7 @@ from django.core.validators import validate_email
 from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
+from accounts.models import email_normalized
 from core.errors import Conflict, Invalid, NotFound, QuotaExceeded
 from minds.models import Mind, Share, generate_mind_key
 
@@ -89,7 +90,7 @@ def share_email(value: object) -> str:
     `user_email`."""
     if not isinstance(value, str) or not value.strip():
         raise Invalid.one("user_email", "Required: the email address of the person to invite.")
-    email = get_user_model().objects.normalize_email(value.strip()).lower()
+    email = email_normalized(value.strip())
     try:
         validate_email(email)
     except DjangoValidationError:

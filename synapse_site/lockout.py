@@ -16,7 +16,7 @@ from axes.helpers import get_cool_off  # type: ignore[import-untyped]
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
-from accounts.models import User
+from accounts.models import email_normalized
 
 # The URL names of the password change forms (dashboard, admin): their page says so.
 PASSWORD_CHANGES = frozenset({"password_change", "admin-password-change"})
@@ -29,7 +29,7 @@ def attempted_email(request: HttpRequest, credentials: dict[str, Any] | None) ->
         raw = request.POST.get("username")
     if not isinstance(raw, str):
         return None
-    return User.objects.normalize_email(raw.strip()).lower()
+    return email_normalized(raw.strip())
 
 
 def cool_off_seconds() -> int:
