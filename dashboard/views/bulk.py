@@ -11,10 +11,11 @@ from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from core.errors import Conflict, Forbidden, Invalid, NotFound, Stale
-from dashboard.views.common import next_url, offer_batch_undo, own_mind
+from dashboard.views.common import mind_at, next_url, offer_batch_undo
 from memories import services
 from memories.actors import Actor
 from memories.rules import parse_timestamp
+from minds.access import Level
 from minds.models import Mind
 
 
@@ -58,7 +59,7 @@ NOTHING = {
 def bulk_change(request: HttpRequest, mind_id: str, action: str) -> HttpResponse:
     """Verify, unverify, delete, tag or untag the ticked memories (`memory`, each with the
     `version-<id>` its row showed); the message offers Undo of the whole batch."""
-    mind = own_mind(request, mind_id)
+    mind = mind_at(request, mind_id, need=Level.WRITE)
     if action not in DONE:
         raise Http404("No such bulk action.")
     back = next_url(request, reverse("dashboard:review", args=[mind.pk]))
@@ -142,7 +143,7 @@ UNDONE = {
 @require_POST
 def batch_undo(request: HttpRequest, mind_id: str) -> HttpResponse:
     """Take back the person's bulk action offered beside its message, as a whole."""
-    mind = own_mind(request, mind_id)
+    mind = mind_at(request, mind_id, need=Level.WRITE)
     back = next_url(request, reverse("dashboard:review", args=[mind.pk])).split("#")[0]
     try:
         batch = services.Batch(request.POST.get("batch", ""), parse_timestamp(request.POST["at"]))

@@ -5,9 +5,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from contextlib import AbstractContextManager
+from dataclasses import dataclass
 from typing import Any
 
 from django.contrib import messages
+from django.core.exceptions import PermissionDenied
 from django.core.paginator import Page, Paginator
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect
@@ -19,21 +21,49 @@ from core.errors import NotFound
 from memories.models import Memory
 from memories.selectors import MemoryPage, memory_get
 from memories.services import Batch
-from minds.access import mind_for_person
+from minds.access import Level, LevelTooLow, MindNotFound, mind_reach
 from minds.models import Mind
 
 
-def own_mind(request: HttpRequest, mind_id: str) -> Mind:
-    """The signed-in person's mind `mind_id`; anyone else's is a 404 like a missing one."""
-    mind = mind_for_person(user=request.user, mind_id=mind_id)
-    if mind is None:
-        raise Http404("No mind with this id is yours.")
+@dataclass(frozen=True)
+class Can:
+    """What the signed-in person may do on the mind a page shows (templates: `can.write` …);
+    buttons follow it, and the view refuses what it does not allow anyway."""
+
+    level: Level
+
+    @property
+    def write(self) -> bool:
+        return self.level >= Level.WRITE
+
+    @property
+    def admin(self) -> bool:
+        return self.level >= Level.ADMIN
+
+    @property
+    def own(self) -> bool:
+        return self.level is Level.OWNER
+
+
+def mind_at(request: HttpRequest, mind_id: str, *, need: Level) -> Mind:
+    """The mind `mind_id` when the signed-in person may do what needs `need` to it (their own,
+    or one shared with them): a 404 when they cannot see it, like a missing one; a 403 when
+    they see it at a lower level. Their level is kept on the request for the page."""
+    try:
+        mind, level = mind_reach(user=request.user, mind_id=mind_id, need=need)
+    except MindNotFound as exc:
+        raise Http404(exc.detail) from None
+    except LevelTooLow as exc:
+        raise PermissionDenied(exc.detail) from None
+    request.mind_can = Can(level)  # type: ignore[attr-defined]
     return mind
 
 
-def own_memory(request: HttpRequest, mind_id: str, memory_id: str) -> tuple[Mind, Memory]:
-    """The person's mind and its memory `memory_id`; a 404 for anything else."""
-    mind = own_mind(request, mind_id)
+def mind_memory(
+    request: HttpRequest, mind_id: str, memory_id: str, *, need: Level
+) -> tuple[Mind, Memory]:
+    """The mind (as mind_at) and its memory `memory_id`; a 404 for a memory not in it."""
+    mind = mind_at(request, mind_id, need=need)
     try:
         return mind, memory_get(mind=mind, memory_id=memory_id)
     except NotFound as exc:

@@ -16,7 +16,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from core.errors import CoreError, Stale
-from dashboard.views.common import next_url, own_memory, own_mind
+from dashboard.views.common import mind_at, mind_memory, next_url
 from memories import services
 from memories.actors import Actor
 from memories.hygiene.compact import (
@@ -32,6 +32,7 @@ from memories.hygiene.duplicates import duplicate_groups
 from memories.hygiene.supersede import proposals_waiting
 from memories.models import Memory
 from memories.selectors import STALE_AFTER, redacted_memories, stale_memories
+from minds.access import Level
 
 # How many of each kind the page shows at once.
 SHOWN = 50
@@ -46,7 +47,7 @@ def _page(request: HttpRequest, mind_id: str) -> str:
 
 @login_required
 def hygiene(request: HttpRequest, mind_id: str) -> HttpResponse:
-    mind = own_mind(request, mind_id)
+    mind = mind_at(request, mind_id, need=Level.READ)
     proposals = proposals_waiting(mind=mind)
     stale = stale_memories(mind=mind, limit=SHOWN)
     redacted = redacted_memories(mind=mind, limit=SHOWN)
@@ -95,7 +96,7 @@ def _with_originals(plan: list[Any]) -> list[tuple[Any, list[Memory]]]:
 @require_POST
 def compact(request: HttpRequest, mind_id: str) -> HttpResponse:
     """Apply the compaction plan the person was shown (its memories' versions sent back)."""
-    mind = own_mind(request, mind_id)
+    mind = mind_at(request, mind_id, need=Level.WRITE)
     seen = _versions_shown(request)
     try:
         done = compact_apply(
@@ -121,7 +122,7 @@ def compact(request: HttpRequest, mind_id: str) -> HttpResponse:
 @login_required
 @require_POST
 def compact_undo_view(request: HttpRequest, mind_id: str, memory_id: str) -> HttpResponse:
-    mind, memory = own_memory(request, mind_id, memory_id)
+    mind, memory = mind_memory(request, mind_id, memory_id, need=Level.WRITE)
     try:
         undone = compact_undo(mind=mind, actor=Actor.for_user(request.user), summary_id=memory.pk)
     except CoreError as exc:
@@ -136,7 +137,7 @@ def compact_undo_view(request: HttpRequest, mind_id: str, memory_id: str) -> Htt
 def supersede(request: HttpRequest, mind_id: str, memory_id: str) -> HttpResponse:
     """Supersede a memory by another of the mind (or make it current again: no `by`); a
     proposal is accepted this way too."""
-    mind, memory = own_memory(request, mind_id, memory_id)
+    mind, memory = mind_memory(request, mind_id, memory_id, need=Level.WRITE)
     by = request.POST.get("by") or None
     try:
         services.memory_supersede(
@@ -166,7 +167,7 @@ def supersede(request: HttpRequest, mind_id: str, memory_id: str) -> HttpRespons
 def supersede_into(request: HttpRequest, mind_id: str) -> HttpResponse:
     """Keep one memory of a group (near-repeats, or one side of a contradiction) and
     supersede the others by it, each as the version the page showed (`version-<id>`)."""
-    mind = own_mind(request, mind_id)
+    mind = mind_at(request, mind_id, need=Level.WRITE)
     keep = request.POST.get("keep", "")
     replaced = _versions_shown(request)
     replaced.pop(keep, None)
@@ -198,7 +199,7 @@ def supersede_into(request: HttpRequest, mind_id: str) -> HttpResponse:
 @require_POST
 def keep_both(request: HttpRequest, mind_id: str) -> HttpResponse:
     """Keep every memory of a flagged pair (or group) as it is: the check stops flagging it."""
-    mind = own_mind(request, mind_id)
+    mind = mind_at(request, mind_id, need=Level.WRITE)
     ids = sorted(set(request.POST.getlist("memory")))
     kind = request.POST.get("kind", "")
     try:
@@ -219,7 +220,7 @@ def keep_both(request: HttpRequest, mind_id: str) -> HttpResponse:
 def reject_proposal(
     request: HttpRequest, mind_id: str, memory_id: str, proposal_id: str
 ) -> HttpResponse:
-    mind, memory = own_memory(request, mind_id, memory_id)
+    mind, memory = mind_memory(request, mind_id, memory_id, need=Level.WRITE)
     try:
         services.proposal_reject(
             mind=mind,

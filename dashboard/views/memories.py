@@ -23,11 +23,11 @@ from core.errors import Conflict, Invalid, NotFound, QuotaExceeded, Stale
 from dashboard.forms import MemoryEditForm, MemoryFilterForm
 from dashboard.views.common import (
     SelectorPages,
+    mind_at,
+    mind_memory,
     next_url,
     offer_batch_undo,
     offer_undo,
-    own_memory,
-    own_mind,
     page_size,
     paged,
 )
@@ -51,6 +51,7 @@ from memories.selectors import (
     tags_most_used,
     tags_unused,
 )
+from minds.access import Level
 from minds.models import Mind
 
 # Related memories the memory page lists (the API's /memory/{id}/related pages through all).
@@ -84,7 +85,7 @@ def _changed_since(request: HttpRequest, memory: Memory, *, undone: str, again: 
 
 @login_required
 def memory_table(request: HttpRequest, mind_id: str) -> HttpResponse:
-    mind = own_mind(request, mind_id)
+    mind = mind_at(request, mind_id, need=Level.READ)
     form = MemoryFilterForm(request.GET)
     form.is_valid()  # invalid values are shown as errors and ignored
     filters, query = form.filters(), form.query()
@@ -190,7 +191,7 @@ def _search_rows(*, warnings: list[str], **arguments: Any) -> tuple[list[dict[st
 
 @login_required
 def memory_detail(request: HttpRequest, mind_id: str, memory_id: str) -> HttpResponse:
-    mind, memory = own_memory(request, mind_id, memory_id)
+    mind, memory = mind_memory(request, mind_id, memory_id, need=Level.READ)
     history = audit.memory_history(memory=memory)
     back = next_url(request, "")
     return render(
@@ -211,7 +212,7 @@ def memory_detail(request: HttpRequest, mind_id: str, memory_id: str) -> HttpRes
 @login_required
 @require_http_methods(["GET", "POST"])
 def memory_edit(request: HttpRequest, mind_id: str, memory_id: str) -> HttpResponse:
-    mind, memory = own_memory(request, mind_id, memory_id)
+    mind, memory = mind_memory(request, mind_id, memory_id, need=Level.WRITE)
     detail_url = _detail_url(memory)
     form = MemoryEditForm(request.POST or None, initial=MemoryEditForm.initial_for(memory))
     unsaved = None
@@ -238,7 +239,7 @@ def memory_edit(request: HttpRequest, mind_id: str, memory_id: str) -> HttpRespo
         except Stale:
             # The form again, with what is stored now: saving the old values of the fields
             # the person did not touch would undo the changes they have not seen.
-            _, memory = own_memory(request, mind_id, memory_id)
+            _, memory = mind_memory(request, mind_id, memory_id, need=Level.WRITE)
             unsaved = form.cleaned_data["content"]
             form = MemoryEditForm(initial=MemoryEditForm.initial_for(memory))
             _changed_since(request, memory, undone="saved", again="edit it again if it needs it.")
@@ -263,7 +264,7 @@ def memory_edit(request: HttpRequest, mind_id: str, memory_id: str) -> HttpRespo
 @login_required
 @require_POST
 def memory_verify_view(request: HttpRequest, mind_id: str, memory_id: str) -> HttpResponse:
-    _, memory = own_memory(request, mind_id, memory_id)
+    _, memory = mind_memory(request, mind_id, memory_id, need=Level.WRITE)
     try:
         services.memory_verify(
             memory=memory,
@@ -282,7 +283,7 @@ def memory_verify_view(request: HttpRequest, mind_id: str, memory_id: str) -> Ht
 @login_required
 @require_POST
 def memory_unverify_view(request: HttpRequest, mind_id: str, memory_id: str) -> HttpResponse:
-    _, memory = own_memory(request, mind_id, memory_id)
+    _, memory = mind_memory(request, mind_id, memory_id, need=Level.WRITE)
     try:
         services.memory_unverify(
             memory=memory,
@@ -301,7 +302,7 @@ def memory_unverify_view(request: HttpRequest, mind_id: str, memory_id: str) -> 
 @login_required
 @require_http_methods(["GET", "POST"])
 def memory_delete_confirm(request: HttpRequest, mind_id: str, memory_id: str) -> HttpResponse:
-    mind, memory = own_memory(request, mind_id, memory_id)
+    mind, memory = mind_memory(request, mind_id, memory_id, need=Level.WRITE)
     list_url = reverse("dashboard:memories", args=[mind.pk])
     if request.method == "POST":
         purge = request.POST.get("purge") == "1"
@@ -345,7 +346,7 @@ def memory_delete_confirm(request: HttpRequest, mind_id: str, memory_id: str) ->
 def memory_restore(
     request: HttpRequest, mind_id: str, memory_id: str, event_id: int
 ) -> HttpResponse:
-    _, memory = own_memory(request, mind_id, memory_id)
+    _, memory = mind_memory(request, mind_id, memory_id, need=Level.WRITE)
     detail_url = _detail_url(memory)
     try:
         restored = services.memory_restore(
@@ -371,7 +372,7 @@ def memory_restore(
 
 @login_required
 def review_queue(request: HttpRequest, mind_id: str) -> HttpResponse:
-    mind = own_mind(request, mind_id)
+    mind = mind_at(request, mind_id, need=Level.READ)
     # The same list as GET /memory/unverified and GET /memory/expiring.
     queue = SelectorPages(
         memory_list, mind=mind, filters=MemoryFilters(verified=False), sort="review"
@@ -418,7 +419,7 @@ def verify_matching(request: HttpRequest, mind_id: str) -> HttpResponse:
     """Verify every unverified memory the table's filters and search (or the review queue)
     match, on every page: a page that says how many and asks, then one action. Memories
     written after that page was shown are left as they are."""
-    mind = own_mind(request, mind_id)
+    mind = mind_at(request, mind_id, need=Level.WRITE)
     back = next_url(request, reverse("dashboard:memories", args=[mind.pk]))
     form = MemoryFilterForm(request.POST if request.method == "POST" else request.GET)
     if not form.is_valid():  # a filter left out would widen what is verified
@@ -514,7 +515,7 @@ def _verified_matching(request: HttpRequest, result: services.VerifiedMatching) 
 @require_POST
 def memory_undo_view(request: HttpRequest, mind_id: str) -> HttpResponse:
     """Take back the person's verify or delete offered beside its message."""
-    mind = own_mind(request, mind_id)
+    mind = mind_at(request, mind_id, need=Level.WRITE)
     back = next_url(request, reverse("dashboard:review", args=[mind.pk])).split("#")[0]
     action = request.POST.get("action", "")
     try:
@@ -538,7 +539,7 @@ def memory_undo_view(request: HttpRequest, mind_id: str) -> HttpResponse:
 @login_required
 def activity(request: HttpRequest, mind_id: str) -> HttpResponse:
     """The mind's audit trail (as GET /memory/audit), deletions included, newest first."""
-    mind = own_mind(request, mind_id)
+    mind = mind_at(request, mind_id, need=Level.READ)
     action = request.GET.get("action") or None
     if action not in MemoryEvent.Action.values:
         action = None

@@ -14,7 +14,7 @@ from django.views.decorators.http import require_http_methods
 
 from core.errors import Invalid, QuotaExceeded
 from dashboard.forms import MindForm
-from dashboard.views.common import form_send, own_mind, sent_before
+from dashboard.views.common import form_send, mind_at, sent_before
 from memories.hygiene.health import hygiene_counts
 from memories.selectors import (
     EXPIRING_SOON,
@@ -26,7 +26,7 @@ from memories.selectors import (
     minds_with_counts,
 )
 from minds import services
-from minds.access import mind_for_person
+from minds.access import Level, mind_for_person
 from minds.models import Mind
 
 
@@ -106,12 +106,12 @@ def _made_before(request: HttpRequest, mind_id: str) -> HttpResponse:
 @login_required
 def mind_key(request: HttpRequest, mind_id: str) -> HttpResponse:
     """After the fact: the key can no longer be shown, only its prefix and how to rotate."""
-    return key_page(request, own_mind(request, mind_id))
+    return key_page(request, mind_at(request, mind_id, need=Level.ADMIN))
 
 
 @login_required
 def mind_overview(request: HttpRequest, mind_id: str) -> HttpResponse:
-    mind = own_mind(request, mind_id)
+    mind = mind_at(request, mind_id, need=Level.READ)
     stats = memory_overview(mind=mind)
     expiring = memory_list(
         mind=mind, filters=expiring_filters(within=EXPIRING_SOON), sort="expires", limit=10
@@ -156,7 +156,7 @@ def _confirm_key_change(
 @login_required
 @require_http_methods(["GET", "POST"])
 def mind_rotate(request: HttpRequest, mind_id: str) -> HttpResponse:
-    mind = own_mind(request, mind_id)
+    mind = mind_at(request, mind_id, need=Level.ADMIN)
     if request.method == "GET":
         return _confirm_key_change(request, mind, "rotate")
     try:
@@ -180,7 +180,7 @@ def mind_rotate(request: HttpRequest, mind_id: str) -> HttpResponse:
 @login_required
 @require_http_methods(["GET", "POST"])
 def mind_revoke(request: HttpRequest, mind_id: str) -> HttpResponse:
-    mind = own_mind(request, mind_id)
+    mind = mind_at(request, mind_id, need=Level.ADMIN)
     if request.method == "GET":
         if not mind.has_active_key:  # nothing to revoke: the settings say so
             return redirect("dashboard:mind-settings", mind_id=mind.pk)
@@ -193,7 +193,7 @@ def mind_revoke(request: HttpRequest, mind_id: str) -> HttpResponse:
 @login_required
 @require_http_methods(["GET", "POST"])
 def mind_settings(request: HttpRequest, mind_id: str) -> HttpResponse:
-    mind = own_mind(request, mind_id)
+    mind = mind_at(request, mind_id, need=Level.ADMIN)
     initial = {"name": mind.name, "description": mind.description}
     form = MindForm(request.POST or None, initial=initial)
     if request.method == "POST" and form.is_valid():
@@ -217,7 +217,7 @@ def mind_settings(request: HttpRequest, mind_id: str) -> HttpResponse:
 @login_required
 @require_http_methods(["GET", "POST"])
 def mind_delete_confirm(request: HttpRequest, mind_id: str) -> HttpResponse:
-    mind = own_mind(request, mind_id)
+    mind = mind_at(request, mind_id, need=Level.OWNER)
     if request.method == "POST":
         name = mind.name
         services.mind_delete(mind=mind)

@@ -19,12 +19,13 @@ from dashboard.forms import WebhookForm
 from dashboard.views.common import (
     SelectorPages,
     form_send,
+    mind_at,
     next_url,
-    own_mind,
     paged,
     sent_before,
 )
 from memories.actors import Actor
+from minds.access import Level
 from minds.models import Mind
 from webhooks.models import Webhook, WebhookAttempt, WebhookDelivery
 from webhooks.selectors import (
@@ -49,7 +50,7 @@ STATUSES = tuple(WebhookDelivery.Status.values)
 
 def own_webhook(request: HttpRequest, mind_id: str, webhook_id: str) -> tuple[Mind, Webhook]:
     """The person's mind and its webhook `webhook_id`; a 404 for anything else."""
-    mind = own_mind(request, mind_id)
+    mind = mind_at(request, mind_id, need=Level.ADMIN)
     try:
         return mind, webhook_get(mind=mind, webhook_id=webhook_id)
     except NotFound as exc:
@@ -124,7 +125,7 @@ def _core_errors_on(form: WebhookForm, invalid: Invalid) -> None:
 @login_required
 @require_http_methods(["GET", "POST"])
 def webhooks(request: HttpRequest, mind_id: str) -> HttpResponse:
-    mind = own_mind(request, mind_id)
+    mind = mind_at(request, mind_id, need=Level.ADMIN)
     form = WebhookForm(request.POST or None, creating=True, initial={"events": ["*"]})
     if request.method == "POST" and form.is_valid():
         try:
