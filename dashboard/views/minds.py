@@ -79,7 +79,8 @@ def mind_new(request: HttpRequest) -> HttpResponse:
             form.add_error(None, exc.detail)
             status = 400
         else:
-            return key_page(request, mind, raw_key)
+            # The key page shows the new mind's tabs as any page of it does: at the owner's level.
+            return key_page(request, mind_at(request, mind.pk, need=Level.OWNER), raw_key)
     return render(
         request, "dashboard/mind_form.html", {"form": form, "creating": True}, status=status
     )
