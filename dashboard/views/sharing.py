@@ -95,6 +95,8 @@ def share_revoke(request: HttpRequest, mind_id: str, share_id: str) -> HttpRespo
     share = services.share_get(mind=mind, share_id=share_id)
     if request.method == "POST":
         services.share_delete(share=share)
-        messages.success(request, f"Revoked the share with {share.email}: it gives no access from now on.")
+        messages.success(
+            request, f"Revoked the share with {share.email}: it gives no access from now on."
+        )
         return redirect(_after_own_change(request, mind, share, _panel_url(mind)))
     return render(request, "dashboard/share_revoke.html", {"mind": mind, "share": share})
