@@ -20,6 +20,7 @@ from memories.rules import normalize_tag
 from memories.search import MAX_QUERY_CHARS
 from memories.selectors import EXPIRING_SOON
 from memories.versions import memory_version
+from minds.models import Share
 from webhooks.events import PATTERNS
 from webhooks.models import Webhook
 
@@ -462,3 +463,29 @@ class WebhookForm(forms.Form):
         if data["enabled"] != webhook.enabled:
             changed["enabled"] = data["enabled"]
         return changed
+
+
+# The levels a mind is shared at, as the invite and the change forms offer them.
+SHARE_LEVELS = [
+    (Share.Acl.READ, "read: every list, search and page"),
+    (Share.Acl.WRITE, "write: read, and change memories (verify, edit, delete)"),
+    (Share.Acl.ADMIN, "admin: write, and sharing, webhooks, settings and the key"),
+]
+
+
+class ShareForm(forms.Form):
+    """An invitation: an address and a level. Shape only: minds.services judges both (its
+    messages land on these fields), so a bad value is refused in one place."""
+
+    user_email = forms.CharField(
+        label="Email address",
+        required=False,
+        widget=forms.EmailInput(attrs={"autocomplete": "off", "spellcheck": "false"}),
+        help_text="They get access when they sign in with this address.",
+    )
+    acl = forms.CharField(
+        label="Level",
+        required=False,
+        initial=Share.Acl.READ,
+        widget=forms.Select(choices=SHARE_LEVELS),
+    )

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.urls import path
 
-from dashboard.views import bulk, hygiene, memories, minds, webhooks
+from dashboard.views import bulk, hygiene, memories, minds, sharing, webhooks
 
 app_name = "dashboard"
 
@@ -12,6 +12,7 @@ MIND = "minds/<str:mind_id>/"
 MEMORY = MIND + "memories/<str:memory_id>/"
 WEBHOOK = MIND + "webhooks/<str:webhook_id>/"
 DELIVERY = WEBHOOK + "deliveries/<str:delivery_id>/"
+SHARE = MIND + "shares/<str:share_id>/"
 
 urlpatterns = [
     path("", minds.mind_list, name="minds"),
@@ -22,6 +23,9 @@ urlpatterns = [
     path(MIND + "revoke-key/", minds.mind_revoke, name="mind-revoke"),
     path(MIND + "settings/", minds.mind_settings, name="mind-settings"),
     path(MIND + "delete/", minds.mind_delete_confirm, name="mind-delete"),
+    path(MIND + "shares/", sharing.share_invite, name="share-invite"),
+    path(SHARE, sharing.share_change, name="share-change"),
+    path(SHARE + "revoke/", sharing.share_revoke, name="share-revoke"),
     path(MIND + "memories/", memories.memory_table, name="memories"),
     path(MIND + "review/", memories.review_queue, name="review"),
     path(MIND + "review/verify/", bulk.bulk_change, {"action": "verify"}, name="bulk-verify"),

@@ -240,11 +240,14 @@ def memory_counts(*, mind: Mind, now: datetime | None = None) -> dict[str, int]:
     return {name.removeprefix("n_"): n for name, n in counted.items()}
 
 
-def minds_with_counts(*, owner: Any, now: datetime | None = None) -> QuerySet[Mind]:
-    """The owner's minds, each with `total` and the attributes of `count_conditions`."""
+def minds_with_counts(
+    *, owner: Any = None, minds: QuerySet[Mind] | None = None, now: datetime | None = None
+) -> QuerySet[Mind]:
+    """The owner's minds (or `minds`, e.g. those shared with a person), oldest first, each
+    with `total` and the attributes of `count_conditions`."""
     conditions = count_conditions(now or timezone.now(), prefix="memories__")
     return (
-        Mind.objects.owned_by(owner)
+        (Mind.objects.owned_by(owner) if minds is None else minds)
         .annotate(
             total=Count("memories"),
             **{name: Count("memories", filter=condition) for name, condition in conditions.items()},

@@ -181,7 +181,12 @@ def handler400(request: HttpRequest, exception: Exception | None = None) -> Http
 
 
 def handler403(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:
-    return JsonResponse(error_body("forbidden", "You may not do this."), status=403)
+    if _wants_json(request):
+        return JsonResponse(error_body("forbidden", "You may not do this."), status=403)
+    from django.views.defaults import permission_denied
+
+    # templates/403.html, with the refusal's own words (a shared mind's: the person's level).
+    return permission_denied(request, exception or PermissionError())
 
 
 def too_large_response() -> Response:

@@ -107,10 +107,13 @@ def snippet(text: str) -> SafeString:
 
 @register.inclusion_tag("dashboard/_undo.html", takes_context=True)
 def undo_offer(context: Context) -> UndoContext:
-    """The Undo button for the action the messages above it confirm, if one was offered."""
+    """The Undo button for the action the messages above it confirm, if one was offered and
+    the person may still write to the mind this page shows (a share lowered since, no)."""
     request = context.get("request")
+    offer = take_undo_offer(request) if request is not None else None
+    can = context.get("can")
     return {
-        "offer": take_undo_offer(request) if request is not None else None,
+        "offer": offer if can is None or can.write else None,
         "minutes": int(UNDO_WINDOW.total_seconds() // 60),
         "next": request.get_full_path() if request is not None else "",
         "csrf_token": context.get("csrf_token"),
@@ -253,18 +256,38 @@ def form_token(context: Context) -> SafeString:
     return format_html('<input type="hidden" name="{}" value="{}">', FORM_TOKEN, token)
 
 
-@register.filter
-def actor_name(event: MemoryEvent, mind: Mind) -> str:
-    """Who made an audited change, as a person reads it: an agent by the mind whose key it
-    used (the row keeps the key's prefix), anyone else by the name the row keeps."""
+def _is_you(context: Context, name: str) -> bool:
+    """Whether `name`, as the audit trail keeps a person (their address), is the person
+    reading the page."""
+    user = context.get("user")
+    email = getattr(user, "email", "") if getattr(user, "is_authenticated", False) else ""
+    return bool(email) and name.lower() == str(email).lower()
+
+
+@register.simple_tag(takes_context=True)
+def actor_name(context: Context, event: MemoryEvent, mind: Mind) -> str:
+    """Who made an audited change, as the person reading reads it: "you" for their own, an
+    agent by the mind whose key it used (the row keeps the key's prefix), anyone else (on a
+    shared mind, the other people) by the address the row keeps."""
     if event.actor_type == "agent":
         return f"agent of “{mind.name}”"
+    if event.actor_type == "user" and _is_you(context, event.actor):
+        return "you"
     return event.actor
 
 
-@register.filter
-def actor_detail(event: MemoryEvent) -> str:
-    """What kind of actor that was; for an agent, which of the mind's keys it used."""
+@register.simple_tag(takes_context=True)
+def actor_detail(context: Context, event: MemoryEvent) -> str:
+    """What kind of actor that was; for an agent, which of the mind's keys it used; for the
+    reader's own change, the address it was made under."""
     if event.actor_type == "agent" and event.actor:
         return f"agent, key {event.actor}"
+    if event.actor_type == "user" and _is_you(context, event.actor):
+        return event.actor
     return event.actor_type
+
+
+@register.simple_tag(takes_context=True)
+def person_name(context: Context, name: str) -> str:
+    """A person's address as stored on a memory (who verified it): "you" for the reader."""
+    return "you" if _is_you(context, name) else name

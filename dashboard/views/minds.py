@@ -13,7 +13,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_http_methods
 
 from core.errors import Invalid, QuotaExceeded
-from dashboard.forms import MindForm
+from dashboard.forms import SHARE_LEVELS, MindForm, ShareForm
 from dashboard.views.common import form_send, mind_at, sent_before
 from memories.hygiene.health import hygiene_counts
 from memories.selectors import (
@@ -26,7 +26,7 @@ from memories.selectors import (
     minds_with_counts,
 )
 from minds import services
-from minds.access import Level, mind_for_person
+from minds.access import Level, level_of, mind_for_person, minds_shared_with
 from minds.models import Mind
 
 
@@ -49,11 +49,22 @@ def key_page(request: HttpRequest, mind: Mind, raw_key: str | None = None) -> Ht
 
 @login_required
 def mind_list(request: HttpRequest) -> HttpResponse:
-    minds = minds_with_counts(owner=request.user)
+    """The person's own minds, and beside them the minds others share with them (their level
+    and the owner's address), counted alike."""
+    # An invitation sent while they were signed in counts from here on, as at sign-in.
+    services.share_claim(user=request.user)
+    shared = minds_shared_with(user=request.user).select_related("owner")
     return render(
         request,
         "dashboard/mind_list.html",
-        {"minds": minds, "expiring_days": EXPIRING_SOON.days},
+        {
+            "minds": list(minds_with_counts(owner=request.user)),
+            "shared": [
+                (mind, level_of(user=request.user, mind=mind))
+                for mind in minds_with_counts(minds=shared)
+            ],
+            "expiring_days": EXPIRING_SOON.days,
+        },
     )
 
 
@@ -79,7 +90,8 @@ def mind_new(request: HttpRequest) -> HttpResponse:
             form.add_error(None, exc.detail)
             status = 400
         else:
-            return key_page(request, mind, raw_key)
+            # The key page shows the new mind's tabs as any page of it does: at the owner's level.
+            return key_page(request, mind_at(request, mind.pk, need=Level.OWNER), raw_key)
     return render(
         request, "dashboard/mind_form.html", {"form": form, "creating": True}, status=status
     )
@@ -194,23 +206,43 @@ def mind_revoke(request: HttpRequest, mind_id: str) -> HttpResponse:
 @require_http_methods(["GET", "POST"])
 def mind_settings(request: HttpRequest, mind_id: str) -> HttpResponse:
     mind = mind_at(request, mind_id, need=Level.ADMIN)
-    initial = {"name": mind.name, "description": mind.description}
-    form = MindForm(request.POST or None, initial=initial)
+    form = MindForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
         services.mind_update(
             mind=mind, name=form.cleaned_data["name"], description=form.cleaned_data["description"]
         )
         messages.success(request, "Saved.")
         return redirect("dashboard:mind-settings", mind_id=mind.pk)
+    return settings_page(request, mind, form=form if request.method == "POST" else None)
+
+
+def settings_page(
+    request: HttpRequest,
+    mind: Mind,
+    *,
+    form: MindForm | None = None,
+    invite: ShareForm | None = None,
+    share_errors: dict[str, str] | None = None,
+    status: int = 200,
+) -> HttpResponse:
+    """The settings page of `mind` (for its admins: the view has checked), with any form that
+    was refused shown again as sent: the rename form, the invitation, a share's level
+    (`share_errors`: the message by share id)."""
+    initial = {"name": mind.name, "description": mind.description}
     return render(
         request,
         "dashboard/mind_settings.html",
         {
             "mind": mind,
-            "form": form,
+            "form": form or MindForm(initial=initial),
             "usage": mind_usage(mind=mind),
             "base_url": base_url(request),
+            "invite": invite or ShareForm(),
+            "shares": mind.shares.order_by("created_at", "id"),
+            "share_errors": share_errors or {},
+            "share_levels": SHARE_LEVELS,
         },
+        status=status,
     )
 
 

@@ -45,13 +45,13 @@ def test_the_history_names_the_agent_by_its_mind(web, mind):
     assert (event.actor, event.actor_type) == ("mk_testagent", "agent")
 
 
-def test_the_activity_names_the_agent_by_its_mind_and_a_person_by_their_address(web, mind, owner):
+def test_the_activity_names_the_agent_by_its_mind_and_the_reader_as_you(web, mind, owner):
     memory = agent_store(mind, key="preference_editor")
     url = f"/dashboard/minds/{mind.pk}/memories/{memory.pk}/"
     web.post(url + "verify/", shown(web, url))
     html = web.get(f"/dashboard/minds/{mind.pk}/activity/").content.decode()
     assert '"By">agent of “Olive&#x27;s Mind” <span class="muted">(agent, key mk_testagent)' in html
-    assert f'"By">{owner.email} <span class="muted">(user)' in html
+    assert f'"By">you <span class="muted">({owner.email})' in html
 
 
 def test_another_persons_history_stays_hidden(other_web, mind):
