@@ -216,7 +216,11 @@ def _rebuilt(mind: Mind, at: datetime, *, memory_id: str | None) -> MindAsOf:
     states: dict[str, State] = {
         memory.pk: audit_values(memory, TOMBSTONE_FIELDS) for memory in now.iterator()
     }
-    restamped = _walk_back(states, events.order_by("-at", "-id").iterator(chunk_size=WALK_CHUNK))
+    walk = events.order_by("-at", "-id").iterator(chunk_size=WALK_CHUNK)
+    try:
+        restamped = _walk_back(states, walk)
+    finally:
+        walk.close()  # a refusal stops the walk half way: its cursor closes now
     stamps = _latest_writes(mind, at, [pk for pk in restamped if pk in states])
     for pk, state in states.items():
         if isinstance(state, _Purged):
