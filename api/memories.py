@@ -59,6 +59,7 @@ from api.params import (
 )
 from api.permissions import IsHuman
 from api.scoping import memory_for_request, memory_mind_for_request, mind_for_request
+from api.search import AS_OF_PARAMETER
 from api.serializers import (
     MemoryDeletedSerializer,
     MemoryIdField,
@@ -69,12 +70,11 @@ from api.serializers import (
     MemoryUpdateSerializer,
     MemoryWriteSerializer,
 )
-from api.search import AS_OF_PARAMETER
 from api.streaming import streamed_json
 from core.errors import Invalid
 from memories import audit, selectors, services
-from memories.as_of import memory_as_of, memory_list_as_of
 from memories.actors import Actor
+from memories.as_of import memory_as_of, memory_list_as_of
 from memories.fields import (
     CATEGORIES,
     PRIORITIES,

@@ -27,6 +27,7 @@ from memories.fields import CATEGORIES
 from memories.recall import (
     ABOUT_DEPTH,
     MAX_BUDGET,
+    RecallSelection,
     recall_json_stream,
     recall_render_json,
     recall_render_text,
@@ -108,6 +109,7 @@ class RecallView(Produces):
         about = params.get("about") or None  # `?about=`: not given, as every empty parameter
         at = param_as_of(params)
         mind = mind_for_request(request, need=Level.READ)
+        selection: RecallSelection
         if at is not None:
             if about is not None:
                 raise Invalid.one(

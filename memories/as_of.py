@@ -21,10 +21,10 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Iterable, Iterator
+from collections.abc import Generator, Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, cast
 
 from django.db.models import Max
 
@@ -216,7 +216,8 @@ def _rebuilt(mind: Mind, at: datetime, *, memory_id: str | None) -> MindAsOf:
     states: dict[str, State] = {
         memory.pk: audit_values(memory, TOMBSTONE_FIELDS) for memory in now.iterator()
     }
-    walk = events.order_by("-at", "-id").iterator(chunk_size=WALK_CHUNK)
+    rows = events.order_by("-at", "-id").iterator(chunk_size=WALK_CHUNK)
+    walk = cast(Generator[MemoryEvent, None, None], rows)  # what iterator() gives
     try:
         restamped = _walk_back(states, walk)
     finally:
@@ -249,7 +250,7 @@ def _walk_back(states: dict[str, State], events: Iterator[MemoryEvent]) -> set[s
         elif action == Action.DELETE:
             states[pk] = _before_delete(event)
             restamped.discard(pk)  # the tombstone kept its updated_at
-        elif (state := states.get(pk)) is not None:
+        elif isinstance(state := states.get(pk), dict):
             for name, change in event.changes.items():
                 if name in state:
                     state[name] = _old(event, change)
@@ -304,4 +305,3 @@ def _memory(pk: str, mind: Mind, state: dict[str, Any]) -> Memory:
     memory = memory_from_values(values, memory_id=pk, mind_id=mind.pk)
     memory.mind = mind
     return memory
-
