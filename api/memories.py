@@ -43,6 +43,7 @@ from api.conditions import (
 from api.idempotency import HEADER as IDEMPOTENCY_HEADER
 from api.idempotency import idempotent
 from api.params import (
+    param_as_of,
     param_bool,
     param_category,
     param_choice,
@@ -57,7 +58,8 @@ from api.params import (
     param_tag,
 )
 from api.permissions import IsHuman
-from api.scoping import memory_for_request, mind_for_request
+from api.scoping import memory_for_request, memory_mind_for_request, mind_for_request
+from api.search import AS_OF_PARAMETER
 from api.serializers import (
     MemoryDeletedSerializer,
     MemoryIdField,
@@ -72,6 +74,7 @@ from api.streaming import streamed_json
 from core.errors import Invalid
 from memories import audit, selectors, services
 from memories.actors import Actor
+from memories.as_of import memory_as_of, memory_list_as_of
 from memories.fields import (
     CATEGORIES,
     PRIORITIES,
@@ -287,12 +290,12 @@ OBJECT_ANSWER = OpenApiTypes.OBJECT
 @extend_schema_view(
     list=extend_schema(
         summary="List memories",
-        parameters=LIST_PARAMS,
+        parameters=[*LIST_PARAMS, AS_OF_PARAMETER],
         responses=MemoryListAnswerSerializer,
     ),
     retrieve=extend_schema(
         summary="Get a memory",
-        parameters=[ID_PARAM, MIND_PARAM, ETAG_HEADER],
+        parameters=[ID_PARAM, MIND_PARAM, ETAG_HEADER, AS_OF_PARAMETER],
         responses=MemorySerializer,
     ),
     update=extend_schema(
@@ -339,6 +342,15 @@ class MemoryViewSet(viewsets.GenericViewSet[Memory]):
         )
         return Response(memory_page(page, limit=limit, offset=offset))
 
+    def _list_as_of(self, request: Request, filters: MemoryFilters, at: datetime) -> Response:
+        """GET /memory?as_of=: the list the mind would have answered then."""
+        params = request.query_params
+        limit = param_limit(params, default=LIST_LIMIT_DEFAULT, maximum=LIST_LIMIT_MAX)
+        offset = param_offset(params)
+        mind = mind_for_request(request, need=Level.READ)
+        page = memory_list_as_of(mind=mind, at=at, filters=filters, limit=limit, offset=offset)
+        return Response({**memory_page(page, limit=limit, offset=offset), "as_of": iso(at)})
+
     @extend_schema(
         summary="Store a memory (create, or update by category + key)",
         parameters=[MIND_PARAM, IDEMPOTENCY_PARAM],
@@ -369,9 +381,16 @@ class MemoryViewSet(viewsets.GenericViewSet[Memory]):
             expired=param_expired(params),
             superseded=param_superseded(params),
         )
+        at = param_as_of(params)
+        if at is not None:
+            return self._list_as_of(request, filters, at)
         return self._list(request, filters)
 
     def retrieve(self, request: Request, id: str) -> Response:
+        at = param_as_of(request.query_params)
+        if at is not None:  # a version of the past: no ETag, nothing to write against
+            mind = memory_mind_for_request(request, id, need=Level.READ)
+            return Response(memory_to_dict(memory_as_of(mind=mind, memory_id=id, at=at)))
         return _one_memory(self._memory(request, id, need=Level.READ))
 
     def update(self, request: Request, id: str) -> Response:

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
+
+from django.utils import timezone
 
 from core.errors import Invalid
 from memories.fields import CATEGORIES, PRIORITIES, SOURCES
@@ -133,3 +135,25 @@ def param_duration(params: Params, name: str, *, default: timedelta) -> timedelt
         raise Invalid.one(
             name, f"Must be {DURATION_FORMS} (at most 100 years); got {raw[:50]!r}."
         ) from None
+
+
+AS_OF_FORMS = "an ISO 8601 time such as 2025-01-31T18:00:00Z (without an offset: UTC)"
+
+
+def param_as_of(params: Params) -> datetime | None:
+    """`as_of`: a moment in the past, ISO 8601 (naive means UTC); None when absent. A time
+    that is no ISO 8601, or one still to come, is a 400 naming it."""
+    raw = params.get("as_of")
+    if raw is None or raw.strip() == "":
+        return None
+    text = raw.strip()
+    if text[-6:-5] == " " and ":" in text[-5:]:
+        text = f"{text[:-6]}+{text[-5:]}"  # an unencoded "+01:00" arrives as " 01:00"
+    try:
+        at = datetime.fromisoformat(text)
+        at = (at if at.tzinfo is not None else at.replace(tzinfo=UTC)).astimezone(UTC)
+    except (ValueError, OverflowError):
+        raise Invalid.one("as_of", f"Must be {AS_OF_FORMS}; got {raw[:50]!r}.") from None
+    if at > timezone.now():
+        raise Invalid.one("as_of", "Must be a moment in the past: the mind's future is unknown.")
+    return at

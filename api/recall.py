@@ -11,6 +11,7 @@ from rest_framework.response import Response
 from api.negotiation import Produces
 from api.params import (
     Params,
+    param_as_of,
     param_bool,
     param_category,
     param_choice,
@@ -18,13 +19,15 @@ from api.params import (
     param_tag,
 )
 from api.scoping import mind_for_request
-from api.search import QUERY_SCHEMA
+from api.search import AS_OF_PARAMETER, QUERY_SCHEMA
 from api.streaming import streamed_json
 from core.errors import Invalid
+from memories.as_of import recall_as_of
 from memories.fields import CATEGORIES
 from memories.recall import (
     ABOUT_DEPTH,
     MAX_BUDGET,
+    RecallSelection,
     recall_json_stream,
     recall_render_json,
     recall_render_text,
@@ -88,6 +91,7 @@ class RecallView(Produces):
             OpenApiParameter("format", str, enum=FORMATS, description="text (default) or json."),
             OpenApiParameter("include_expired", bool),
             OpenApiParameter("include_superseded", bool),
+            AS_OF_PARAMETER,
             OpenApiParameter("mind", str, description="The mind (JWT callers with several)."),
         ],
         responses={
@@ -103,15 +107,31 @@ class RecallView(Produces):
         tag = param_tag(params)
         include_expired = bool(param_bool(params, "include_expired"))
         about = params.get("about") or None  # `?about=`: not given, as every empty parameter
+        at = param_as_of(params)
         mind = mind_for_request(request, need=Level.READ)
-        selection = recall_selection(
-            mind=mind,
-            category=category,
-            tag=tag,
-            include_expired=include_expired,
-            about=about,
-            include_superseded=param_superseded(params),
-        )
+        selection: RecallSelection
+        if at is not None:
+            if about is not None:
+                raise Invalid.one(
+                    "about", "A recall as_of a moment takes no topic: leave about out."
+                )
+            selection = recall_as_of(
+                mind=mind,
+                at=at,
+                category=category,
+                tag=tag,
+                include_expired=include_expired,
+                include_superseded=param_superseded(params),
+            )
+        else:
+            selection = recall_selection(
+                mind=mind,
+                category=category,
+                tag=tag,
+                include_expired=include_expired,
+                about=about,
+                include_superseded=param_superseded(params),
+            )
         if budget is None and about is None:  # the whole selection: sent as it is read
             if output == "json":
                 answer, memories = recall_json_stream(selection=selection)

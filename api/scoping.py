@@ -6,6 +6,7 @@ from __future__ import annotations
 from rest_framework.exceptions import ValidationError
 from rest_framework.request import Request
 
+from memories.as_of import memory_mind_for_person
 from memories.models import Memory
 from memories.selectors import memory_for_person, memory_get
 from minds.access import Level, MindAgent, level_needed, level_of, mind_reach, only_mind_of
@@ -84,3 +85,13 @@ def memory_for_request(request: Request, memory_id: str, *, need: Level) -> Memo
     memory = memory_for_person(user=user, memory_id=memory_id, need=need)
     bind_mind(memory.mind_id)
     return memory
+
+
+def memory_mind_for_request(request: Request, memory_id: str, *, need: Level) -> Mind:
+    """The mind a call on one memory as of a moment reads: as memory_for_request, but the
+    memory may have been deleted since (its mind is then found from its audit rows)."""
+    if isinstance(request.user, MindAgent) or _named_mind(request):
+        return mind_for_request(request, need=need)
+    mind = memory_mind_for_person(user=request.user, memory_id=memory_id, need=need)
+    bind_mind(mind.pk)
+    return mind

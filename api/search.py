@@ -16,6 +16,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from api.params import (
+    param_as_of,
     param_category,
     param_expired,
     param_limit,
@@ -26,7 +27,9 @@ from api.params import (
     param_tag,
 )
 from api.scoping import mind_for_request
-from memories.fields import CATEGORIES, search_to_dict, similar_to_dict
+from core.errors import Invalid
+from memories.as_of import memory_search_as_of
+from memories.fields import CATEGORIES, iso, search_to_dict, similar_to_dict
 from memories.filters import MAX_OFFSET, MemoryFilters
 from memories.search import (
     DEFAULT_LIMIT,
@@ -80,6 +83,13 @@ TAG_PARAMETER = OpenApiParameter(
 CATEGORY_PARAMETER = OpenApiParameter(
     "category", OpenApiTypes.STR, enum=list(CATEGORIES), description="Only this category."
 )
+AS_OF_PARAMETER = OpenApiParameter(
+    "as_of",
+    {"type": "string", "format": "date-time"},
+    description="A moment in the past (ISO 8601; no offset: UTC): the answer the mind would "
+    "have given then, rebuilt from its audit trail (values then, expiry judged then). 409 "
+    "when the history it needs was folded; the message names the earliest moment answered.",
+)
 EXPIRED_PARAMETER = OpenApiParameter(
     "include_expired", OpenApiTypes.BOOL, description="Also search expired memories."
 )
@@ -104,6 +114,7 @@ class MemorySearchView(APIView):
                 description="Results to skip (default 0).",
             ),
             EXPIRED_PARAMETER,
+            AS_OF_PARAMETER,
         ],
         responses={
             200: inline_serializer(
@@ -152,6 +163,18 @@ class MemorySearchView(APIView):
             expired=param_expired(params),
             superseded=param_superseded(params),
         )
+        at = param_as_of(params)
+        if at is not None:
+            if mode not in (None, "keyword"):
+                raise Invalid.one(
+                    "mode",
+                    f"as_of searches by keyword only (mode=keyword, or no mode), not {mode}: "
+                    "the meaning of memories as they were is not kept.",
+                )
+            page = memory_search_as_of(
+                mind=mind, at=at, q=q, filters=filters, limit=limit, offset=offset
+            )
+            return Response({**search_to_dict(page), "as_of": iso(at)})
         page = memory_search(mind=mind, q=q, filters=filters, limit=limit, offset=offset, mode=mode)
         return Response(search_to_dict(page))
 

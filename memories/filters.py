@@ -1,12 +1,14 @@
 """What a list of memories (or a search) may be narrowed and ordered by, and how far it pages.
 
-One definition, rendered twice side by side: as an ORM filter for the lists, and as SQL
-over the alias `m` for the full-text backends, so a search narrowed by any filter finds
-exactly what the list would (tests/memories/test_filters.py holds the two together).
+One definition, rendered side by side: as an ORM filter for the lists, as SQL over the
+alias `m` for the full-text backends, so a search narrowed by any filter finds exactly what
+the list would (tests/memories/test_filters.py holds them together), and in Python for
+memories that are no rows (a mind as of a moment, memories/as_of.py).
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, Literal, TypeVar
@@ -128,6 +130,24 @@ class MemoryFilters:
             params.append(tag)
         return " ".join(parts), params
 
+    def matches(self, memory: Memory, *, now: datetime) -> bool:
+        """Whether `memory` passes these filters (the Python rendering, for memories that
+        are not rows)."""
+        expired = memory.is_expired(now)
+        if (self.expired == "hide" and expired) or (self.expired == "only" and not expired):
+            return False
+        if self.expiring_within is not None and (
+            memory.expires_at is None or memory.expires_at > now + self.expiring_within
+        ):
+            return False
+        if not self.superseded and memory.superseded_by_id is not None:
+            return False
+        for column in ("category", "priority", "source", "verified"):
+            value = getattr(self, column)
+            if value is not None and getattr(memory, column) != value:
+                return False
+        return all(tag in memory.tags for tag in self.all_tags)
+
 
 NO_FILTERS = MemoryFilters()  # live, current memories, nothing else narrowed
 
@@ -145,6 +165,28 @@ def order_by(sort: str) -> list[str | OrderBy]:
         else:
             ordering.append(F(column).asc(nulls_last=True))
     return ordering
+
+
+def sorted_memories(memories: Iterable[Memory], sort: str) -> list[Memory]:
+    """`memories` in the order SORTS[sort] names (the Python rendering; text compares by
+    code point, as SQLite's default collation does)."""
+    ordered = list(memories)
+    # One stable pass per column, the last first, leaves them ordered by every column.
+    for name in reversed(SORTS[sort]):
+        column, descending = name.lstrip("-"), name.startswith("-")
+        ordered.sort(key=_sort_key(column, descending), reverse=descending)
+    return ordered
+
+
+def _sort_key(column: str, descending: bool) -> Any:
+    def key(memory: Memory) -> Any:
+        value = getattr(memory, column)
+        if column not in NULLABLE:
+            return value
+        # Nulls last whichever way the pass runs (a reversed pass puts True first).
+        return ((value is not None) == descending, value if value is not None else 0)
+
+    return key
 
 
 def order_sql(sort: str) -> str:

@@ -108,6 +108,14 @@ class RecallSelection:
     def memories(self) -> MemoryQuerySet:
         return self._narrowed("include" if self.include_expired else "hide").recall_order()
 
+    def rows(self, *, for_json: bool, whole: bool) -> Iterable[Row]:
+        """The selection's rows in recall order (see _stream)."""
+        return _stream(self, for_json=for_json, whole=whole)
+
+    def first_keys(self, priority: int) -> tuple[str, ...]:
+        """The keys of the selection's first MAX_KEYS_NAMED memories of `priority`."""
+        return _first_keys(self.memories(), priority)
+
     def counts(self) -> dict[tuple[bool, int], int]:
         """How many memories the selection holds, by (verified, priority).
 
@@ -288,7 +296,7 @@ def _text_pieces(selection: RecallSelection, header: str) -> Iterator[str]:
     pieces: list[str] = []
     size = 0
     with _streaming_reads():
-        for number, row in enumerate(_stream(selection, for_json=False, whole=True), 1):
+        for number, row in enumerate(selection.rows(for_json=False, whole=True), 1):
             entry = _entry(number, row)
             pieces += ("\n", entry, "\n")
             size += len(entry) + 2
@@ -314,7 +322,7 @@ def recall_json_stream(
 
 def _json_rows(selection: RecallSelection) -> Iterator[dict[str, Any]]:
     with _streaming_reads():
-        for row in _stream(selection, for_json=True, whole=True):
+        for row in selection.rows(for_json=True, whole=True):
             yield memory_to_dict(row)
 
 
@@ -486,7 +494,7 @@ def _first_keys(memories: QuerySet[Memory], priority: int) -> tuple[str, ...]:
 
 
 def _plan(selection: RecallSelection, *, budget: int, for_json: bool) -> RecallPlan:
-    mind, memories = selection.mind, selection.memories()
+    mind = selection.mind
     # Exact counts come from aggregates; the rows themselves are streamed and the walk stops
     # as soon as the budget is spent, so a large mind is never read in full.
     limit = budget * CHARS_PER_TOKEN
@@ -505,14 +513,14 @@ def _plan(selection: RecallSelection, *, budget: int, for_json: bool) -> RecallP
         their length without the blank line before them."""
         if priority not in lower_cache:
             lines = [
-                Omitted(lower, pending[lower], _first_keys(memories, lower))
+                Omitted(lower, pending[lower], selection.first_keys(lower))
                 for lower in NON_CRITICAL_DESC
                 if lower < priority and pending[lower] > 0
             ]
             lower_cache[priority] = (lines, sum(len(o.line) + 1 for o in lines))
         return lower_cache[priority]
 
-    stream = _Lookahead(_stream(selection, for_json=for_json, whole=False))
+    stream = _Lookahead(selection.rows(for_json=for_json, whole=False))
     used = len(header)
     entries: list[str] = []
     kept: list[Row] = []

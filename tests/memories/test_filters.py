@@ -12,7 +12,7 @@ from django.utils import timezone
 
 from core.errors import Invalid
 from memories.actors import Actor
-from memories.filters import SORTS, MemoryFilters
+from memories.filters import SORTS, MemoryFilters, sorted_memories
 from memories.models import Memory, Priority
 from memories.rules import UNSET
 from memories.selectors import memory_list
@@ -137,3 +137,14 @@ def test_several_tags_must_all_match_and_never_reach_another_mind(mind, varied, 
     assert all({"ops", "ci"} <= set(m.tags) for m in both.memories)
     assert memory_list(mind=mind, filters=MemoryFilters(tags=("ops", "nowhere"))).total == 0
     assert MemoryFilters(tags=("ops", "a\x00b")).impossible
+
+
+@pytest.mark.parametrize("filters", FILTERS, ids=range(len(FILTERS)))
+@pytest.mark.parametrize("sort", ["-updated", "expires", "review", "key"])
+def test_the_python_rendering_lists_what_the_list_lists(mind, varied, filters, sort):
+    listed = memory_list(mind=mind, filters=filters, sort=sort, limit=1000, now=varied)
+    everything = Memory.objects.filter(mind=mind)
+
+    kept = [m for m in everything if filters.matches(m, now=varied)]
+
+    assert [m.pk for m in sorted_memories(kept, sort)] == [m.pk for m in listed.memories]

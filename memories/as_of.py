@@ -1,0 +1,307 @@
+"""A mind as of a moment: the memories it held then, each with its values then, rebuilt from
+the audit trail (API.md §9.10).
+
+The rebuild walks back from today: it starts from the mind's rows as they are now, and
+undoes the mind's audit rows written after the moment, newest first. An update, verify,
+unverify or supersede gives each field it changed its old value back; a delete brings the
+memory back with the values its tombstone kept; a create or an undelete takes it away; a
+purge leaves it out (its values are gone). `updated_at`, which the trail does not keep as
+a value, is the time of the memory's latest write at or before the moment: every write that
+records an audit row stamps the memory with the row's time. What it reads: the mind's
+memories now, its audit rows since the moment, and the latest write time of each memory
+those rows touched. Design notes: docs/internals.md#a-mind-as-of-a-moment.
+
+Exact, or refused: when a value the walk needs was folded (the history budget), the answer
+is a Conflict naming the earliest moment that can be answered exactly. Purged values are
+never recovered: a memory purged since is left out, and a field purged since (a redacted
+credential) is shown as purged.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Generator, Iterable, Iterator
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, cast
+
+from django.db.models import Max
+
+from core.errors import Conflict, Invalid, NotFound
+from memories import audit
+from memories.fields import TOMBSTONE_FIELDS, audit_values, iso, memory_from_values
+from memories.filters import DEFAULT_SORT, NO_FILTERS, MemoryFilters, sorted_memories
+from memories.models import Memory, MemoryEvent, Priority
+from memories.recall import MAX_KEYS_NAMED, RecallSelection, Row, recall_selection
+from memories.rows import SAME_VALUES_CHUNK
+from memories.rules import can_be_stored
+from memories.search import SearchPage, SearchQueryError, parse_query
+from memories.search.rebuilt import keyword_search_memories
+from memories.selectors import MemoryPage
+from minds.access import Level, level_needed, level_on
+from minds.models import Mind
+
+Action = MemoryEvent.Action
+NOT_FOUND = "No memory with this id in this mind at that moment."
+# What a field purged since shows: its value then is gone.
+PURGED_CONTENT = str(audit.PURGED_VALUE)
+# The writes that stamp a memory's updated_at with their time (a delete and a purge do not:
+# the memory is gone).
+STAMPING = (
+    Action.CREATE,
+    Action.UPDATE,
+    Action.VERIFY,
+    Action.UNVERIFY,
+    Action.SUPERSEDE,
+    Action.UNDELETE,
+)
+# Audit rows read at a time on the walk back.
+WALK_CHUNK = 500
+
+
+class _Purged:
+    """A memory the mind held that a person purged since."""
+
+
+_PURGED = _Purged()
+State = dict[str, Any] | _Purged
+
+
+@dataclass
+class MindAsOf:
+    """What a mind held at `at`: its memories as they were (unsaved instances, expired and
+    superseded ones included), and how many more it held that were purged since."""
+
+    mind: Mind
+    at: datetime
+    memories: list[Memory] = field(default_factory=list)
+    purged: int = 0
+
+    def chosen(self, filters: MemoryFilters = NO_FILTERS, sort: str | None = None) -> list[Memory]:
+        """The memories `filters` keep, expiry judged at `at`, in the order SORTS[sort]
+        names."""
+        if filters.impossible:
+            return []
+        kept = (m for m in self.memories if filters.matches(m, now=self.at))
+        return sorted_memories(kept, sort or DEFAULT_SORT)
+
+
+def mind_as_of(*, mind: Mind, at: datetime) -> MindAsOf:
+    """Every memory `mind` held at `at`, as it was then. Conflict when the history the
+    rebuild needs was folded (the message names the earliest moment answered exactly)."""
+    return _rebuilt(mind, at, memory_id=None)
+
+
+def memory_as_of(*, mind: Mind, memory_id: str, at: datetime) -> Memory:
+    """The memory `memory_id` of `mind` as it was at `at`: NotFound when the mind did not
+    hold it then (or a person purged it since), Conflict as mind_as_of."""
+    held = _rebuilt(mind, at, memory_id=memory_id) if can_be_stored(memory_id) else None
+    if held is None or not held.memories:
+        raise NotFound(NOT_FOUND)
+    return held.memories[0]
+
+
+def memory_mind_for_person(*, user: Any, memory_id: str, need: Level) -> Mind:
+    """The mind of `memory_id` for a person who names none: the memory's mind now, or, for a
+    memory deleted since, the mind its audit rows belong to; when they reach it at `need`.
+    NotFound when they cannot see it (missing and foreign alike), LevelTooLow below `need`."""
+    mind = None
+    if can_be_stored(memory_id):
+        row = Memory.objects.filter(pk=memory_id).values_list("mind_id").first()
+        if row is None:
+            row = MemoryEvent.objects.filter(memory_id=memory_id).values_list("mind_id").first()
+        mind = Mind.objects.filter(pk=row[0]).first() if row is not None else None
+    level = None if mind is None else level_on(user=user, mind=mind)
+    if mind is None or level is None:
+        raise NotFound(NOT_FOUND)
+    level_needed(level, need)
+    return mind
+
+
+def memory_list_as_of(
+    *,
+    mind: Mind,
+    at: datetime,
+    filters: MemoryFilters = NO_FILTERS,
+    sort: str | None = None,
+    limit: int = 100,
+    offset: int = 0,
+) -> MemoryPage:
+    """selectors.memory_list of the mind as it was at `at`: the filters and the order applied
+    to the rebuilt memories (all of them are read, then one page is kept)."""
+    chosen = mind_as_of(mind=mind, at=at).chosen(filters, sort)
+    return MemoryPage(chosen[offset : offset + limit], len(chosen))
+
+
+def memory_search_as_of(
+    *,
+    mind: Mind,
+    at: datetime,
+    q: str,
+    filters: MemoryFilters = NO_FILTERS,
+    limit: int = 20,
+    offset: int = 0,
+) -> SearchPage:
+    """A keyword search of the mind as it was at `at` (search.rebuilt: the SQLite backend's
+    rules). Invalid naming `q` when it holds nothing searchable, as memory_search."""
+    try:
+        parsed = parse_query(q)
+    except SearchQueryError as exc:
+        raise Invalid.one("q", str(exc)) from None
+    chosen = mind_as_of(mind=mind, at=at).chosen(filters)
+    return keyword_search_memories(chosen, q=q, parsed=parsed, limit=limit, offset=offset)
+
+
+@dataclass(frozen=True)
+class RecallAsOf(RecallSelection):
+    """A recall of the mind as it was at `now`: its rows are `held`, the rebuilt memories
+    the selection keeps, in recall order. Rendered by memories.recall like any selection."""
+
+    held: tuple[Memory, ...] = ()
+
+    def rows(self, *, for_json: bool, whole: bool) -> Iterable[Row]:
+        return self.held
+
+    def first_keys(self, priority: int) -> tuple[str, ...]:
+        keys = (memory.key for memory in self.held if memory.priority == priority)
+        return tuple(keys)[:MAX_KEYS_NAMED]
+
+    def counts(self) -> dict[tuple[bool, int], int]:
+        counts = {(verified, p.value): 0 for verified in (False, True) for p in Priority}
+        for memory in self.held:
+            counts[(memory.verified, memory.priority)] += 1
+        return counts
+
+
+def recall_as_of(
+    *,
+    mind: Mind,
+    at: datetime,
+    category: str | None = None,
+    tag: str | None = None,
+    include_expired: bool = False,
+    include_superseded: bool = False,
+) -> RecallAsOf:
+    """recall_selection of the mind as it was at `at` (expiry judged then); the recall
+    renderers take it as they take any selection. Recall `about` a topic needs the search
+    index, which holds only today's memories: not offered as of a moment."""
+    selection = recall_selection(
+        mind=mind,
+        category=category,
+        tag=tag,
+        include_expired=include_expired,
+        now=at,
+        include_superseded=include_superseded,
+    )
+    held = mind_as_of(mind=mind, at=at).chosen(selection.search_filters(), "-priority")
+    for memory in held:  # what the recall's text reads of a row besides the memory's fields
+        memory.tags_text = json.dumps(memory.tags)  # type: ignore[attr-defined]
+        memory.expired = memory.is_expired(at)  # type: ignore[attr-defined]
+    fields = {f.name: getattr(selection, f.name) for f in dataclasses.fields(selection)}
+    return RecallAsOf(**fields, held=tuple(held))
+
+
+# --- The walk back ----------------------------------------------------------------------------
+
+
+def _rebuilt(mind: Mind, at: datetime, *, memory_id: str | None) -> MindAsOf:
+    held = MindAsOf(mind=mind, at=at)
+    if at < mind.created_at:
+        return held  # before the mind existed: an empty mind
+    now = Memory.objects.filter(mind=mind)
+    events = MemoryEvent.objects.filter(mind=mind, at__gt=at)
+    if memory_id is not None:
+        now, events = now.filter(pk=memory_id), events.filter(memory_id=memory_id)
+    states: dict[str, State] = {
+        memory.pk: audit_values(memory, TOMBSTONE_FIELDS) for memory in now.iterator()
+    }
+    rows = events.order_by("-at", "-id").iterator(chunk_size=WALK_CHUNK)
+    walk = cast(Generator[MemoryEvent, None, None], rows)  # what iterator() gives
+    try:
+        restamped = _walk_back(states, walk)
+    finally:
+        walk.close()  # a refusal stops the walk half way: its cursor closes now
+    stamps = _latest_writes(mind, at, [pk for pk in restamped if pk in states])
+    for pk, state in states.items():
+        if isinstance(state, _Purged):
+            held.purged += 1
+            continue
+        if pk in stamps:
+            state["updated_at"] = iso(stamps[pk])
+        memory = _memory(pk, mind, state)
+        if memory.created_at <= at:  # (a row no create was recorded for: kept from its birth)
+            held.memories.append(memory)
+    return held
+
+
+def _walk_back(states: dict[str, State], events: Iterator[MemoryEvent]) -> set[str]:
+    """Undo `events` (newest first) on `states`; the ids whose updated_at an undone write
+    had stamped, so it must be read from the writes before them."""
+    restamped: set[str] = set()
+    for event in events:
+        pk, action = event.memory_id, event.action
+        if action == Action.PURGE:
+            states[pk] = _PURGED
+        elif action in (Action.CREATE, Action.UNDELETE):
+            states.pop(pk, None)  # before it, the mind did not hold the memory
+        elif isinstance(states.get(pk), _Purged):
+            continue  # its earlier rows hold nothing more
+        elif action == Action.DELETE:
+            states[pk] = _before_delete(event)
+            restamped.discard(pk)  # the tombstone kept its updated_at
+        elif isinstance(state := states.get(pk), dict):
+            for name, change in event.changes.items():
+                if name in state:
+                    state[name] = _old(event, change)
+            restamped.add(pk)
+    return restamped
+
+
+def _before_delete(event: MemoryEvent) -> State:
+    """The memory as its delete found it: every value its tombstone kept."""
+    if audit.is_purged(event.changes.get("key")):
+        return _PURGED  # the whole memory was purged since (a redaction leaves the key)
+    return {name: _old(event, change) for name, change in event.changes.items()}
+
+
+def _old(event: MemoryEvent, change: Any) -> Any:
+    """The value a row replaced; PURGED_VALUE when purged since; Conflict when folded."""
+    if audit.is_folded(change):
+        raise Conflict(
+            f"This mind's history up to {iso(event.at)} was folded to keep it within its "
+            "budget (SYNAPSE_MAX_HISTORY_BYTES), so the mind before then cannot be rebuilt "
+            f"exactly: give as_of={iso(event.at)} or later."
+        )
+    if audit.is_purged(change):
+        return audit.PURGED_VALUE
+    return change.get("old")
+
+
+def _latest_writes(mind: Mind, at: datetime, ids: list[str]) -> dict[str, datetime]:
+    """The time of each memory's latest stamping write at or before `at`."""
+    stamps: dict[str, datetime] = {}
+    for start in range(0, len(ids), SAME_VALUES_CHUNK):
+        chunk = ids[start : start + SAME_VALUES_CHUNK]
+        rows = (
+            MemoryEvent.objects.filter(
+                mind=mind, memory_id__in=chunk, at__lte=at, action__in=STAMPING
+            )
+            .values("memory_id")
+            .annotate(last=Max("at"))
+            .values_list("memory_id", "last")
+            .order_by()
+        )
+        stamps.update(rows)
+    return stamps
+
+
+def _memory(pk: str, mind: Mind, state: dict[str, Any]) -> Memory:
+    """An unsaved memory with the values of `state` (JSON form); a value purged since shows
+    as purged (content) or as the field's default."""
+    values = {name: value for name, value in state.items() if value is not audit.PURGED_VALUE}
+    if state.get("content") is audit.PURGED_VALUE:
+        values["content"] = PURGED_CONTENT
+    memory = memory_from_values(values, memory_id=pk, mind_id=mind.pk)
+    memory.mind = mind
+    return memory
