@@ -17,6 +17,11 @@ each worker from the very next request: access is read on every call, never kept
 from __future__ import annotations
 
 import json
+import re
+import socket
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import timedelta
 
 import pytest
@@ -32,6 +37,7 @@ from minds.access import Level
 from minds.models import Mind, Share
 from tests.conftest import bearer_client, jwt_for
 from tests.factories import mind_make, remember, share_make, user_make
+from tests.reliability.harness import GunicornServer
 from tests.security.test_isolation_matrix import (
     DASHBOARD_MIND_ROUTES,
     MARKER,
@@ -193,6 +199,138 @@ def test_every_dashboard_page_has_a_level():
     assert not levels - pages, f"DASHBOARD_NEEDS names pages no longer tested: {levels - pages}"
 
 
+# --- Every worker at once (first in the module: the longest test starts first) -----------
+
+PASSWORD = "a long live-server password"
+# The access log names the worker that served each request (gunicorn's `p`: "<pid>").
+SERVED_BY = re.compile(r"^<(\d+)> (\w+) (\S+) (\d{3})$", re.M)
+
+
+def person(server: GunicornServer, email: str) -> str:
+    """An account made and signed in over HTTP, as a client would; its access token."""
+    client = server.client()
+    assert client.request(
+        "POST", "/register", json_body={"email": email, "password": PASSWORD}
+    ).status in (201, 202)
+    reply = client.request("POST", "/login", json_body={"email": email, "password": PASSWORD})
+    client.close()
+    assert reply.status == 200, reply.body
+    return reply.json()["access"]
+
+
+def ask(server: GunicornServer, token: str, method: str, path: str, body=None) -> int:
+    """One call on a connection of its own; its status."""
+    client = server.client(token=token)
+    try:
+        return client.request(method, path, json_body=body).status
+    finally:
+        client.close()
+
+
+@contextmanager
+def worker_held(server: GunicornServer) -> Iterator[socket.socket]:
+    """Keep one worker busy reading a request whose headers never end: every other call
+    meanwhile goes to the other worker (gunicorn's sync workers serve one at a time)."""
+    conn = socket.create_connection(("127.0.0.1", server.port), timeout=5)
+    try:
+        conn.sendall(b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n")
+        time.sleep(0.3)  # taken by an idle worker
+        yield conn
+    finally:
+        conn.close()
+
+
+def on_each_worker(server: GunicornServer, call_all) -> list[set[int]]:
+    """Run `call_all()` with the first worker held, then with the second held: each worker
+    serves it once. Returns the pids that served each run (from the access log)."""
+    served = []
+    first = worker_held(server)
+    first.__enter__()
+    try:
+        start = len(server.log_text())
+        call_all()
+        served.append(served_by(server, start))
+        with worker_held(server):
+            first.__exit__(None, None, None)  # the first worker is free; the second is held
+            time.sleep(0.2)
+            start = len(server.log_text())
+            call_all()
+            served.append(served_by(server, start))
+    finally:
+        first.__exit__(None, None, None)
+    return served
+
+
+def served_by(server: GunicornServer, start: int) -> set[int]:
+    time.sleep(0.1)  # the log line follows the answer
+    return {int(pid) for pid, *_ in SERVED_BY.findall(server.log_text()[start:])}
+
+
+@pytest.mark.slow
+def test_a_revoke_and_a_lowered_level_hold_on_every_worker_from_the_next_request(tmp_path):
+    log_format = "--access-logformat '%(p)s %(m)s %(U)s %(s)s'"
+    server = GunicornServer(
+        tmp_path, workers=2, env={"GUNICORN_CMD_ARGS": log_format, "SYNAPSE_EMBEDDINGS": "off"}
+    )
+    server.manage("migrate", "--noinput")
+    try:
+        server.start()
+    except RuntimeError as exc:
+        pytest.skip(f"gunicorn did not start here: {exc}")
+    try:
+        owner, reader = person(server, "owner@example.com"), person(server, "reader@example.com")
+        client = server.client(token=owner)
+        mind = client.request("POST", "/minds", json_body={"name": "Shared"}).json()["id"]
+        stored = client.request(
+            "POST", f"/memory?mind={mind}", json_body={"category": "fact", "content": "Shared"}
+        )
+        memory = stored.json()["id"]
+        share = client.request(
+            "POST",
+            f"/minds/{mind}/share",
+            json_body={"user_email": "reader@example.com", "acl": "write"},
+        ).json()["id"]
+        client.close()
+        assert [
+            m["id"]
+            for m in server.client(token=reader).request("GET", "/minds/shared").json()["minds"]
+        ] == [mind]  # claims the invitation
+
+        def reads(expected: int, times: int = 10):
+            def call_all():
+                path = f"/memory?mind={mind}"
+                statuses = [ask(server, reader, "GET", path) for _ in range(times)]
+                assert statuses == [expected] * times
+                assert ask(server, reader, "GET", f"/memory/{memory}") == expected
+
+            return call_all
+
+        def writes(expected: int):
+            def call_all():
+                body = {"content": "Changed by the reader"}
+                assert ask(server, reader, "PUT", f"/memory/{memory}", body) == expected
+
+            return call_all
+
+        def assert_both_workers(served: list[set[int]]) -> None:
+            assert all(len(pids) == 1 for pids in served), served
+            assert len(set.union(*served)) == 2, served
+
+        assert_both_workers(on_each_worker(server, reads(200)))
+        assert_both_workers(on_each_worker(server, writes(200)))
+
+        lowered = ask(server, owner, "PUT", f"/minds/{mind}/shares/{share}", {"acl": "read"})
+        assert lowered == 200
+        assert_both_workers(on_each_worker(server, writes(403)))
+        assert_both_workers(on_each_worker(server, reads(200, times=2)))
+
+        assert ask(server, owner, "DELETE", f"/minds/{mind}/shares/{share}") == 200
+        assert_both_workers(on_each_worker(server, reads(404)))
+        assert_both_workers(on_each_worker(server, writes(404)))
+    finally:
+        server.stop()
+
+
 # --- The owner's mind and the people around it -------------------------------------------------
 
 
@@ -300,6 +438,13 @@ def rest_call(world: World, name: str, case: Case, *, working: bool) -> tuple[st
     return path, body
 
 
+def allowed_groups(need: Level, method: str) -> list[tuple[str, ...]]:
+    """The people at or above `need`, grouped by test: a GET changes nothing, so they all
+    read one mind; any other call gets a fresh mind for each."""
+    roles = tuple(role for role, level in PERSONAS.items() if level is not None and level >= need)
+    return [roles] if method == "GET" else [(role,) for role in roles]
+
+
 def rest_params(*, allowed: bool):
     for name, cases in REST_CASES.items():
         for case in cases:
@@ -309,16 +454,17 @@ def rest_params(*, allowed: bool):
             if not allowed:
                 yield pytest.param(name, case, id=f"{name} {case.method} {case.path}")
                 continue
-            for role, level in PERSONAS.items():
-                if level is not None and level >= need:
-                    yield pytest.param(name, case, role, id=f"{role}: {name} {case.method}")
+            for roles in allowed_groups(need, case.method):
+                label = f"{'+'.join(roles)}: {name} {case.method} {case.path}"
+                yield pytest.param(name, case, roles, id=label)
 
 
-@pytest.mark.parametrize(("name", "case", "role"), list(rest_params(allowed=True)))
-def test_at_the_level_a_call_needs_it_works(world, name, case, role):
+@pytest.mark.parametrize(("name", "case", "roles"), list(rest_params(allowed=True)))
+def test_at_the_level_a_call_needs_it_works(world, name, case, roles):
     path, body = rest_call(world, name, case, working=True)
-    response = call(world.client(role), case.method, path, body)
-    assert 200 <= response.status_code < 300, response.content
+    for role in roles:
+        response = call(world.client(role), case.method, path, body)
+        assert 200 <= response.status_code < 300, (role, response.content)
 
 
 @pytest.mark.parametrize(("name", "case"), list(rest_params(allowed=False)))
@@ -419,20 +565,20 @@ def dashboard_params(*, allowed: bool):
             if not allowed:
                 yield pytest.param(name, method, id=f"{name} {method}")
                 continue
-            for role, level in PERSONAS.items():
-                if level is not None and level >= need:
-                    yield pytest.param(name, method, role, id=f"{role}: {name} {method}")
+            for roles in allowed_groups(need, method):
+                yield pytest.param(name, method, roles, id=f"{'+'.join(roles)}: {name} {method}")
 
 
-@pytest.mark.parametrize(("name", "method", "role"), list(dashboard_params(allowed=True)))
-def test_dashboard_at_the_level_a_page_needs_it_works(world, name, method, role):
+@pytest.mark.parametrize(("name", "method", "roles"), list(dashboard_params(allowed=True)))
+def test_dashboard_at_the_level_a_page_needs_it_works(world, name, method, roles):
     url = dashboard_url(world, name)
-    browser = browser_of(world, role)
-    if method == "GET":
-        response = browser.get(url)
-    else:
-        response = browser.post(url, dashboard_form(world, role))
-    assert response.status_code in (200, 302), (response.status_code, name)
+    for role in roles:
+        browser = browser_of(world, role)
+        if method == "GET":
+            response = browser.get(url)
+        else:
+            response = browser.post(url, dashboard_form(world, role))
+        assert response.status_code in (200, 302), (role, response.status_code)
 
 
 @pytest.mark.parametrize(("name", "method"), list(dashboard_params(allowed=False)))
