@@ -10,7 +10,7 @@ called by each of them:
 - below it, on a mind they see: 403, and nothing of the owner's changed;
 - on a mind they cannot see (revoked, pending, stranger): 404, like a missing mind.
 
-The last test starts gunicorn with two workers and shows a revoke and a lowered level hold on
+One test starts gunicorn with two workers and shows a revoke and a lowered level hold on
 each worker from the very next request: access is read on every call, never kept.
 """
 
