@@ -165,6 +165,9 @@ DASHBOARD_NEEDS: dict[str, tuple[Level | None, Level | None]] = {
     "dashboard:webhook-delete": (ADMIN, ADMIN),
     "dashboard:webhook-delivery": (ADMIN, ADMIN),
     "dashboard:webhook-redeliver": (None, ADMIN),
+    "dashboard:share-invite": (None, ADMIN),
+    "dashboard:share-change": (None, ADMIN),
+    "dashboard:share-revoke": (ADMIN, ADMIN),
 }
 
 # Who stands how towards the owner's mind, and at which level they reach it (None: not at all).
@@ -539,7 +542,7 @@ def dashboard_url(world: World, name: str) -> str:
         event=event.pk,
         webhook=world.webhook.pk,
         delivery=world.delivery.pk,
-    )
+    ).replace("sh_none", world.invitation.pk)
     return f"/dashboard/minds/{world.mind.pk}/{suffix}"
 
 
@@ -550,6 +553,8 @@ def dashboard_form(world: World, role: str) -> dict:
         "content": "changed",
         "memory": [world.memory.pk],
         "confirm": "1",
+        "user_email": "newcomer@example.com",
+        "acl": "write",
         "form_token": form_token_new(user=world.people[role]),
     }
 
