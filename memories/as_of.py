@@ -213,17 +213,23 @@ def _rebuilt(mind: Mind, at: datetime, *, memory_id: str | None) -> MindAsOf:
     events = MemoryEvent.objects.filter(mind=mind, at__gt=at)
     if memory_id is not None:
         now, events = now.filter(pk=memory_id), events.filter(memory_id=memory_id)
-    states: dict[str, State] = {
-        memory.pk: audit_values(memory, TOMBSTONE_FIELDS) for memory in now.iterator()
-    }
+    # A memory no row since touched is as it is now: only the touched ones are rebuilt.
+    today = {memory.pk: memory for memory in now.iterator()}
+    states: dict[str, State | None] = {}
     rows = events.order_by("-at", "-id").iterator(chunk_size=WALK_CHUNK)
     walk = cast(Generator[MemoryEvent, None, None], rows)  # what iterator() gives
     try:
-        restamped = _walk_back(states, walk)
+        restamped = _walk_back(states, today, walk)
     finally:
         walk.close()  # a refusal stops the walk half way: its cursor closes now
     stamps = _latest_writes(mind, at, [pk for pk in restamped if pk in states])
+    for pk, memory in today.items():
+        if pk not in states and memory.created_at <= at:
+            memory.mind = mind
+            held.memories.append(memory)
     for pk, state in states.items():
+        if state is None:
+            continue  # created since
         if isinstance(state, _Purged):
             held.purged += 1
             continue
@@ -235,22 +241,28 @@ def _rebuilt(mind: Mind, at: datetime, *, memory_id: str | None) -> MindAsOf:
     return held
 
 
-def _walk_back(states: dict[str, State], events: Iterator[MemoryEvent]) -> set[str]:
-    """Undo `events` (newest first) on `states`; the ids whose updated_at an undone write
-    had stamped, so it must be read from the writes before them."""
+def _walk_back(
+    states: dict[str, State | None], today: dict[str, Memory], events: Iterator[MemoryEvent]
+) -> set[str]:
+    """Undo `events` (newest first) on `states`, which take a memory's values from `today`
+    at its first row (None: the mind did not hold it); the ids whose updated_at an undone
+    write had stamped, so it must be read from the writes before them."""
     restamped: set[str] = set()
     for event in events:
         pk, action = event.memory_id, event.action
+        if pk not in states:
+            current = today.get(pk)
+            states[pk] = None if current is None else audit_values(current, TOMBSTONE_FIELDS)
         if action == Action.PURGE:
             states[pk] = _PURGED
         elif action in (Action.CREATE, Action.UNDELETE):
-            states.pop(pk, None)  # before it, the mind did not hold the memory
-        elif isinstance(states.get(pk), _Purged):
+            states[pk] = None  # before it, the mind did not hold the memory
+        elif isinstance(states[pk], _Purged):
             continue  # its earlier rows hold nothing more
         elif action == Action.DELETE:
             states[pk] = _before_delete(event)
             restamped.discard(pk)  # the tombstone kept its updated_at
-        elif isinstance(state := states.get(pk), dict):
+        elif isinstance(state := states[pk], dict):
             for name, change in event.changes.items():
                 if name in state:
                     state[name] = _old(event, change)
