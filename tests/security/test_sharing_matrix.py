@@ -537,12 +537,16 @@ def test_only_the_owner_deletes_the_mind(world):
 
 def dashboard_url(world: World, name: str) -> str:
     event = MemoryEvent.objects.filter(memory_id=world.memory.pk).first()
-    suffix = DASHBOARD_MIND_ROUTES[name].format(
-        memory=world.memory.pk,
-        event=event.pk,
-        webhook=world.webhook.pk,
-        delivery=world.delivery.pk,
-    ).replace("sh_none", world.invitation.pk)
+    suffix = (
+        DASHBOARD_MIND_ROUTES[name]
+        .format(
+            memory=world.memory.pk,
+            event=event.pk,
+            webhook=world.webhook.pk,
+            delivery=world.delivery.pk,
+        )
+        .replace("sh_none", world.invitation.pk)
+    )
     return f"/dashboard/minds/{world.mind.pk}/{suffix}"
 
 
