@@ -17,11 +17,13 @@ import pytest
 from django.db import transaction
 from django.utils import timezone
 
+from accounts.models import User
 from memories import audit
 from memories.actors import Actor
 from memories.models import Memory, MemoryEvent, MemoryTag, Priority
 from minds.models import Mind
 from tests.e2e.test_dashboard_tour import log_in, month, olive  # noqa: F401
+from tests.factories import PASSWORD, share_make
 
 expect = pytest.importorskip(
     "playwright.sync_api", reason="playwright is not installed (make install puts it in the venv)"
@@ -186,6 +188,13 @@ def test_screenshots_of_a_mind_of_five_thousand_memories(browser, page, live_ser
     page.goto(f"{mind_url}/review/")
     expect(page.get_by_role("heading", name="Expiring soon")).to_be_visible()
     page.screenshot(path=shots / "review-queue.png")
+
+    ravi = User.objects.create_user(email="ravi@example.com", password=PASSWORD, name="Ravi")
+    share_make(mind, ravi, acl="write")
+    share_make(mind, "sam@example.com", acl="read")  # no account yet: pending
+    page.goto(f"{mind_url}/settings/")
+    expect(page.locator("#sharing")).to_contain_text("pending")
+    page.locator("#sharing").screenshot(path=shots / "sharing.png")
 
     phone = browser.new_context(viewport=PHONE)
     try:
