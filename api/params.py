@@ -2,20 +2,31 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
-from datetime import timedelta
+from datetime import datetime, timedelta
+from typing import Any
 
 from core.errors import Invalid
 from memories.fields import CATEGORIES, PRIORITIES, SOURCES
 from memories.filters import MAX_OFFSET, Expired
 from memories.models import Priority
-from memories.rules import DURATION_FORMS, normalize_tag, parse_duration
+from memories.rules import DURATION_FORMS, normalize_tag, parse_duration, parse_timestamp
 from memories.search import MODES
 
 Params = Mapping[str, str]
 
 TRUE_WORDS = {"1", "true", "yes", "on"}
 FALSE_WORDS = {"0", "false", "no", "off"}
+_EXPONENT_NUMBER = re.compile(r"[+-]?(\d+(\.\d*)?|\.\d+)[eE][+-]?\d+")
+# A moment as the schema describes it: an ISO-8601 date-time or Unix epoch seconds of the
+# years 1 to 9999.
+TIMESTAMP_SCHEMA = {
+    "anyOf": [
+        {"type": "string", "format": "date-time"},
+        {"type": "number", "minimum": -62135596800, "maximum": 253402300799},
+    ]
+}
 
 
 def param_int(
@@ -133,3 +144,20 @@ def param_duration(params: Params, name: str, *, default: timedelta) -> timedelt
         raise Invalid.one(
             name, f"Must be {DURATION_FORMS} (at most 100 years); got {raw[:50]!r}."
         ) from None
+
+
+def param_timestamp(params: Params, name: str, *, hint: str) -> datetime | None:
+    """A moment (memories.rules.parse_timestamp reads it), None when absent or blank."""
+    raw = params.get(name)
+    if raw is None or raw.strip() == "":
+        return None
+    raw = raw.strip()
+    if raw[-6:-5] == " " and ":" in raw[-5:]:
+        raw = f"{raw[:-6]}+{raw[-5:]}"  # an unencoded "+00:00" arrives as " 00:00"
+    value: Any = raw
+    if _EXPONENT_NUMBER.fullmatch(raw):
+        value = float(raw)  # epoch seconds as a client's JSON encoder may write them: 1.7e9
+    try:
+        return parse_timestamp(value)
+    except ValueError:
+        raise Invalid.one(name, f"Must be {hint}; got {raw[:50]!r}.") from None

@@ -3,8 +3,6 @@ caller's mind (memories/pictures.py draws them). Nothing is changed."""
 
 from __future__ import annotations
 
-from datetime import datetime
-
 from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
 from rest_framework import serializers
 from rest_framework.request import Request
@@ -13,6 +11,7 @@ from rest_framework.views import APIView
 
 from api.memories import MIND_PARAM
 from api.params import (
+    TIMESTAMP_SCHEMA,
     Params,
     param_bool,
     param_category,
@@ -20,9 +19,9 @@ from api.params import (
     param_int,
     param_number,
     param_tag,
+    param_timestamp,
 )
 from api.scoping import mind_for_request
-from core.errors import Invalid
 from memories.fields import CATEGORIES
 from memories.pictures import (
     EDGE_KINDS,
@@ -38,7 +37,7 @@ from memories.pictures import (
     memory_graph,
     memory_timeline,
 )
-from memories.rules import TIMESTAMP_FORMS, parse_timestamp
+from memories.rules import TIMESTAMP_FORMS
 from minds.access import Level
 
 
@@ -134,9 +133,13 @@ class MemoryTimelineView(APIView):
             OpenApiParameter(
                 "period", str, enum=list(PERIODS), description=f"Default {PERIOD_DEFAULT}."
             ),
-            OpenApiParameter("since", str, description=f"Not before: {TIMESTAMP_FORMS}."),
             OpenApiParameter(
-                "until", str, description=f"Not after (default now): {TIMESTAMP_FORMS}."
+                "since", TIMESTAMP_SCHEMA, description=f"Not before: {TIMESTAMP_FORMS}."
+            ),
+            OpenApiParameter(
+                "until",
+                TIMESTAMP_SCHEMA,
+                description=f"Not after (default now): {TIMESTAMP_FORMS}.",
             ),
         ],
         responses=inline_serializer(
@@ -150,16 +153,7 @@ class MemoryTimelineView(APIView):
     def get(self, request: Request) -> Response:
         params = request.query_params
         period = param_choice(params, "period", PERIODS) or PERIOD_DEFAULT
-        since, until = _moment(params, "since"), _moment(params, "until")
+        since = param_timestamp(params, "since", hint=TIMESTAMP_FORMS)
+        until = param_timestamp(params, "until", hint=TIMESTAMP_FORMS)
         mind = mind_for_request(request, need=Level.READ)
         return Response(memory_timeline(mind=mind, period=period, since=since, until=until))
-
-
-def _moment(params: Params, name: str) -> datetime | None:
-    raw = params.get(name)
-    if raw is None or raw.strip() == "":
-        return None
-    try:
-        return parse_timestamp(raw)
-    except ValueError:
-        raise Invalid.one(name, f"Must be {TIMESTAMP_FORMS}; got {raw[:50]!r}.") from None

@@ -14,8 +14,8 @@ from memories.models import Memory
 from memories.pictures import EDGE_KINDS, MEANING_COSINE, period_start
 from memories.services import memory_delete
 from tests.api.memory_helpers import assert_invalid, assert_isolated
-from tests.fake_embedder import fake_embedder  # noqa: F401
 from tests.factories import AGENT, embed, many_memories, remember, share_make
+from tests.fake_embedder import fake_embedder  # noqa: F401
 
 pytestmark = pytest.mark.django_db
 
