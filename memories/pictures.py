@@ -14,7 +14,8 @@ from itertools import combinations
 from typing import Any
 
 from django.conf import settings
-from django.db.models import Count
+from django.db import connection
+from django.db.models import CharField, Count, F, Func
 from django.db.models.functions import Trunc
 from django.utils import timezone
 
@@ -210,7 +211,7 @@ def memory_timeline(
         start = since
     rows = (
         MemoryEvent.objects.filter(mind=mind, action__in=WRITES, at__gte=start, at__lte=until)
-        .annotate(bucket=Trunc("at", period, tzinfo=UTC))
+        .annotate(bucket=_period_of_at(period))
         .values_list("bucket", "category", "action")
         .annotate(n=Count("pk"))
         .order_by()
@@ -218,7 +219,7 @@ def memory_timeline(
     buckets: dict[datetime, dict[str, Any]] = {}
     for bucket, category, action, n in rows:
         entry = buckets.setdefault(
-            bucket.astimezone(UTC),
+            _as_moment(bucket, period),
             {"count": 0, "created": 0, "updated": 0, "categories": {}},
         )
         entry["count"] += n
@@ -233,6 +234,30 @@ def memory_timeline(
         for moment, entry in sorted(buckets.items())
     ]
     return {"timeline": timeline, "total_periods": len(timeline)}
+
+
+# On SQLite the period is cut from the stored text (UTC, "YYYY-MM-DD HH:MM:SS…") by its own
+# C functions: Django's Trunc there calls back into Python for every row.
+_SQLITE_PERIODS = {
+    "hour": ("substr(%(expressions)s, 1, 13)", "%Y-%m-%d %H"),
+    "day": ("substr(%(expressions)s, 1, 10)", "%Y-%m-%d"),
+    "week": ("date(%(expressions)s, '-6 days', 'weekday 1')", "%Y-%m-%d"),
+    "month": ("substr(%(expressions)s, 1, 7)", "%Y-%m"),
+    "year": ("substr(%(expressions)s, 1, 4)", "%Y"),
+}
+
+
+def _period_of_at(period: str) -> Func:
+    """The start of the UTC period holding an event's `at`, as the database computes it."""
+    if connection.vendor == "sqlite":
+        return Func(F("at"), template=_SQLITE_PERIODS[period][0], output_field=CharField())
+    return Trunc("at", period, tzinfo=UTC)
+
+
+def _as_moment(bucket: datetime | str, period: str) -> datetime:
+    if isinstance(bucket, str):
+        return datetime.strptime(bucket, _SQLITE_PERIODS[period][1]).replace(tzinfo=UTC)
+    return bucket.astimezone(UTC)
 
 
 def period_start(moment: datetime, period: str, *, back: int = 0) -> datetime:
