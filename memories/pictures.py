@@ -1,8 +1,8 @@
 """Pictures of a mind: its memories as a graph (linked by shared tags, or by meaning) and its
 writes over time. Selectors: every face (the API, later the dashboard) draws from these.
 
-What counts as a node, an edge and a write is said here once; docs/internals.md and the
-README describe the same.
+What counts as a node, an edge and a write is decided here once; the README's API table
+describes the same.
 """
 
 from __future__ import annotations
