@@ -11,7 +11,6 @@ If-Match (conditions.py), judged by the services under the write's lock.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -43,6 +42,7 @@ from api.conditions import (
 from api.idempotency import HEADER as IDEMPOTENCY_HEADER
 from api.idempotency import idempotent
 from api.params import (
+    TIMESTAMP_SCHEMA,
     param_as_of,
     param_bool,
     param_category,
@@ -56,6 +56,7 @@ from api.params import (
     param_source,
     param_superseded,
     param_tag,
+    param_timestamp,
 )
 from api.permissions import IsHuman
 from api.scoping import memory_for_request, memory_mind_for_request, mind_for_request
@@ -94,7 +95,6 @@ from memories.rules import (
     DURATION_FORMS,
     clean_memory_id,
     normalize_tag,
-    parse_timestamp,
 )
 from memories.selectors import LIST_LIMIT_MAX
 from minds.access import Level
@@ -197,20 +197,11 @@ def memory_page(page: selectors.MemoryPage, *, limit: int, offset: int) -> dict[
     return page_to_dict(page.memories, total=page.total, limit=limit, offset=offset)
 
 
-_EXPONENT_NUMBER = re.compile(r"[+-]?(\d+(\.\d*)?|\.\d+)[eE][+-]?\d+")
-
-
 def param_since(params: Any) -> datetime:
-    raw = param_required(params, "since", SINCE_HINT)
-    if raw[-6:-5] == " " and ":" in raw[-5:]:
-        raw = f"{raw[:-6]}+{raw[-5:]}"  # an unencoded "+00:00" arrives as " 00:00"
-    value: Any = raw
-    if _EXPONENT_NUMBER.fullmatch(raw):
-        value = float(raw)  # epoch seconds as a client's JSON encoder may write them: 1.7e9
-    try:
-        return parse_timestamp(value)
-    except ValueError:
-        raise Invalid.one("since", f"Must be {SINCE_HINT}; got {raw[:50]!r}.") from None
+    param_required(params, "since", SINCE_HINT)
+    since = param_timestamp(params, "since", hint=SINCE_HINT)
+    assert since is not None  # present: param_required said so
+    return since
 
 
 def bulk_items(data: Any, *, hint: str) -> list[Any]:
@@ -722,13 +713,7 @@ class MemoryViewSet(viewsets.GenericViewSet[Memory]):
         parameters=[
             OpenApiParameter(
                 "since",
-                {
-                    "anyOf": [
-                        {"type": "string", "format": "date-time"},
-                        # Unix epoch seconds of the years 1 to 9999.
-                        {"type": "number", "minimum": -62135596800, "maximum": 253402300799},
-                    ]
-                },
+                TIMESTAMP_SCHEMA,
                 required=True,
                 description=SINCE_HINT,
             ),

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
+from typing import Any
 
 from django.utils import timezone
 
@@ -11,13 +13,22 @@ from core.errors import Invalid
 from memories.fields import CATEGORIES, PRIORITIES, SOURCES
 from memories.filters import MAX_OFFSET, Expired
 from memories.models import Priority
-from memories.rules import DURATION_FORMS, normalize_tag, parse_duration
+from memories.rules import DURATION_FORMS, normalize_tag, parse_duration, parse_timestamp
 from memories.search import MODES
 
 Params = Mapping[str, str]
 
 TRUE_WORDS = {"1", "true", "yes", "on"}
 FALSE_WORDS = {"0", "false", "no", "off"}
+_EXPONENT_NUMBER = re.compile(r"[+-]?(\d+(\.\d*)?|\.\d+)[eE][+-]?\d+")
+# A moment as the schema describes it: an ISO-8601 date-time or Unix epoch seconds of the
+# years 1 to 9999.
+TIMESTAMP_SCHEMA = {
+    "anyOf": [
+        {"type": "string", "format": "date-time"},
+        {"type": "number", "minimum": -62135596800, "maximum": 253402300799},
+    ]
+}
 
 
 def param_int(
@@ -137,23 +148,34 @@ def param_duration(params: Params, name: str, *, default: timedelta) -> timedelt
         ) from None
 
 
+def param_timestamp(params: Params, name: str, *, hint: str) -> datetime | None:
+    """A moment (memories.rules.parse_timestamp reads it), None when absent or blank."""
+    raw = params.get(name)
+    if raw is None or raw.strip() == "":
+        return None
+    raw = raw.strip()
+    if raw[-6:-5] == " " and ":" in raw[-5:]:
+        raw = f"{raw[:-6]}+{raw[-5:]}"  # an unencoded "+00:00" arrives as " 00:00"
+    value: Any = raw
+    if _EXPONENT_NUMBER.fullmatch(raw):
+        value = float(raw)  # epoch seconds as a client's JSON encoder may write them: 1.7e9
+    try:
+        return parse_timestamp(value)
+    except ValueError:
+        raise Invalid.one(name, f"Must be {hint}; got {raw[:50]!r}.") from None
+
+
 AS_OF_FORMS = "an ISO 8601 time such as 2025-01-31T18:00:00Z (without an offset: UTC)"
+# Epoch seconds, which `as_of` does not take (§9.10: ISO 8601 only).
+_EPOCH_SECONDS = re.compile(r"[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?")
 
 
 def param_as_of(params: Params) -> datetime | None:
-    """`as_of`: a moment in the past, ISO 8601 (naive means UTC); None when absent. A time
-    that is no ISO 8601, or one still to come, is a 400 naming it."""
-    raw = params.get("as_of")
-    if raw is None or raw.strip() == "":
-        return None
-    text = raw.strip()
-    if text[-6:-5] == " " and ":" in text[-5:]:
-        text = f"{text[:-6]}+{text[-5:]}"  # an unencoded "+01:00" arrives as " 01:00"
-    try:
-        at = datetime.fromisoformat(text)
-        at = (at if at.tzinfo is not None else at.replace(tzinfo=UTC)).astimezone(UTC)
-    except (ValueError, OverflowError):
-        raise Invalid.one("as_of", f"Must be {AS_OF_FORMS}; got {raw[:50]!r}.") from None
-    if at > timezone.now():
+    """`as_of`: a moment in the past, ISO 8601 (naive means UTC); None when absent. Epoch
+    seconds, a time that is no ISO 8601, or one still to come, are a 400 naming it."""
+    if _EPOCH_SECONDS.fullmatch((params.get("as_of") or "").strip()):
+        raise Invalid.one("as_of", f"Must be {AS_OF_FORMS}; got {params['as_of'][:50]!r}.")
+    at = param_timestamp(params, "as_of", hint=AS_OF_FORMS)
+    if at is not None and at > timezone.now():
         raise Invalid.one("as_of", "Must be a moment in the past: the mind's future is unknown.")
     return at

@@ -1,5 +1,5 @@
-"""The agents' API: accounts, minds, memories, export and import, webhooks, and its OpenAPI
-schema."""
+"""The agents' API: accounts, minds, memories, pictures, export and import, webhooks, and its
+OpenAPI schema."""
 
 from django.urls import re_path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
@@ -10,6 +10,7 @@ from api.export import MindExportView, MindImportView
 from api.hygiene import MemoryContradictionsView, MemoryDuplicatesView
 from api.memories import MemoryViewSet
 from api.minds import MindViewSet
+from api.pictures import MemoryGraphView, MemoryTimelineView
 from api.recall import RecallView
 from api.routers import OptionalSlashRouter
 from api.search import MemorySearchView, MemorySemanticSearchView
@@ -60,6 +61,8 @@ urlpatterns = [
         MemoryContradictionsView.as_view(),
         name="memory-contradictions",
     ),
+    re_path(r"^memory/graph/?$", MemoryGraphView.as_view(), name="memory-graph"),
+    re_path(r"^memory/timeline/?$", MemoryTimelineView.as_view(), name="memory-timeline"),
     re_path(r"^mind/export/?$", MindExportView.as_view(), name="mind-export"),
     re_path(r"^mind/import/?$", MindImportView.as_view(), name="mind-import"),
     re_path(r"^webhooks/?$", WebhookListView.as_view(), name="webhook-list"),

@@ -43,7 +43,10 @@ started the way `make run` starts it (gunicorn.conf.py, WEB_CONCURRENCY=2 worker
    unverified memories, one POST, checked afterwards (all verified, one audit row each);
 12. webhooks (bench/bench_webhooks.py): deliveries per second to a local receiver with one
    worker, change to delivery at idle, and the writes of steps 6 and 7 again with three
-   webhooks on the mind (one never answers), beside the same writes without.
+   webhooks on the mind (one never answers), beside the same writes without;
+13. pictures (bench/bench_pictures.py): the measured mind's graph (max_nodes=200) and
+   timeline by day, over the audit rows its writes would have left (seeded in step 1),
+   each beside a plain GET /memory page of the same mind.
 
 Everything runs with SYNAPSE_EMBEDDINGS=local, as in production: writes queue their
 memories for embedding. Takes 4 to 6 minutes on 2 cores, depending on load. Loopback only,
@@ -70,7 +73,14 @@ from urllib.parse import urlencode
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench import bench_dashboard, bench_search, bench_sync, bench_webhooks, common
+from bench import (
+    bench_dashboard,
+    bench_pictures,
+    bench_search,
+    bench_sync,
+    bench_webhooks,
+    common,
+)
 
 PORT = 8790
 WORKERS = 2  # gunicorn.conf.py's default, as `make run` starts it
@@ -378,6 +388,7 @@ def main(argv: list[str] | None = None) -> int:
         owner.set_password(password)
         owner.save()
         common.seed_memories(mind, mind_size, seed=1, content=bench_search.target_content)
+        bench_pictures.seed_events(mind)  # the audit trail the timeline reads
         for n in range(other_minds):
             _, other, _ = common.create_mind(f"Other {n}")
             common.seed_memories(other, mind_size, seed=100 + n, content=bench_search.other_content)
@@ -521,6 +532,10 @@ def main(argv: list[str] | None = None) -> int:
 
             # 12. Webhooks: deliveries, change to delivery, and the writes with webhooks.
             webhooks = bench_webhooks.measure(server, db, quick=quick, say=say)
+
+            # 13. Pictures: the measured mind's graph and timeline, beside a list page.
+            pictures = bench_pictures.measure(client, requests=rounds, warmup=3)
+            say(f"graph p50 {pictures[1].p50_ms:.1f} ms, timeline {pictures[2].p50_ms:.1f} ms")
         raw.close()
 
     rows = table_rows(
@@ -546,6 +561,7 @@ def main(argv: list[str] | None = None) -> int:
         dashboard=dashboard,
         verify_all=verify_all,
         webhooks=webhooks,
+        pictures=pictures,
         total_seeded=total_seeded,
         mind_size=mind_size,
     )
@@ -704,6 +720,18 @@ def table_rows(**f) -> list[Row]:
         )
     )
     rows += bench_webhooks.rows(f["webhooks"], Row)
+    baseline, *pictures = f["pictures"]
+    for figure, target in zip(pictures, bench_pictures.TARGETS_MS.values(), strict=True):
+        rows.append(
+            Row(
+                f"{figure.name} ({size:,} memories)",
+                f"{figure.p50_ms:.1f} / {figure.p95_ms:.1f} ms",
+                f"GET /memory page {baseline.p50_ms:.2f} ms",
+                f"{figure.p50_ms / baseline.p50_ms:.1f}x",
+                f"p50 <= {target:.0f} ms",
+                figure.p50_ms <= target,
+            )
+        )
     bare, loaded = f["without_model"], f["with_model"]
     rows += [
         Row(

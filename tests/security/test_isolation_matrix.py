@@ -84,6 +84,11 @@ REST_CASES: dict[str, list[Case]] = {
     "memory-stats": [Case("GET", "/memory/stats", kind="scoped")],
     "memory-tags": [Case("GET", "/memory/tags", kind="scoped")],
     "memory-health": [Case("GET", "/memory/health", kind="scoped")],
+    "memory-graph": [
+        Case("GET", "/memory/graph", kind="scoped"),
+        Case("GET", "/memory/graph?edges=both&tag=shared", kind="scoped"),
+    ],
+    "memory-timeline": [Case("GET", "/memory/timeline?period=hour", kind="scoped")],
     "memory-audit": [
         Case("GET", "/memory/audit", kind="scoped"),
         Case("GET", "/memory/audit?memory={memory}", kind="scoped"),
