@@ -80,6 +80,8 @@ NEEDS: dict[str, Level | None] = {
     "memory-unverified GET": READ,
     "memory-stats GET": READ,
     "memory-tags GET": READ,
+    "memory-graph GET": READ,
+    "memory-timeline GET": READ,
     "memory-health GET": READ,
     "memory-audit GET": READ,
     "memory-diff GET": READ,
