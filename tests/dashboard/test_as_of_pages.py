@@ -216,3 +216,12 @@ def test_overview_as_of_reader_and_stranger(grown, client):
     assert client.get(*_overview(grown, at=_at(EDITED))).status_code == 200
     client.force_login(user_make("nobody@example.com"))
     assert client.get(*_overview(grown, at=_at(EDITED))).status_code == 404
+
+
+def test_the_picker_keeps_a_safe_next_only(web, memory):
+    url, _ = _page(memory)
+    html = web.get(url, {"next": "/dashboard/minds/", "at": _at(EDITED)}).content.decode()
+    assert '<input type="hidden" name="next" value="/dashboard/minds/">' in html
+    assert 'href="?next=/dashboard/minds/#as-of">Back to today</a>' in html
+    unsafe = web.get(url, {"next": "https://evil.example/", "at": _at(EDITED)}).content.decode()
+    assert "evil.example" not in unsafe
