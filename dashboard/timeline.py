@@ -21,17 +21,20 @@ class Window:
     label_every: int
     axis: str
     full: str
+    midnight: str = ""  # the axis label of a period starting a day, when it differs
 
     def axis_label(self, start: datetime) -> str:
-        # The day without its leading zero, as the 30-day chart labels it.
-        return start.strftime(self.axis).replace("{day}", str(start.day))
+        at_midnight = self.midnight and start.hour == 0
+        # The day without its leading zero, as the writes chart labels it.
+        shown = start.strftime(self.midnight if at_midnight else self.axis)
+        return shown.replace("{day}", str(start.day))
 
     def full_label(self, start: datetime) -> str:
         return start.strftime(self.full)
 
 
 WINDOWS: dict[str, Window] = {
-    "hour": Window(48, 6, "%H:00", "%Y-%m-%d %H:00 UTC"),
+    "hour": Window(48, 6, "%H:00", "%Y-%m-%d %H:00 UTC", midnight="%b {day}"),
     "day": Window(30, 7, "%b {day}", "%Y-%m-%d"),
     "week": Window(26, 4, "%b {day}", "week of %Y-%m-%d"),
     "month": Window(24, 4, "%b %Y", "%Y-%m"),

@@ -153,3 +153,16 @@ def test_stacks_put_the_first_category_at_the_bottom():
     assert chart.stacks[1].segments == []
     assert chart.table == [("p1", [2, 2], 4)]
     assert chart.categories == [("fact", 2), ("note", 2)]
+
+
+def test_hours_name_the_day_at_midnight():
+    window = timeline.WINDOWS["hour"]
+    assert window.axis_label(datetime(2026, 12, 4, 0, tzinfo=UTC)) == "Dec 4"
+    assert window.axis_label(datetime(2026, 12, 4, 6, tzinfo=UTC)) == "06:00"
+    assert timeline.WINDOWS["day"].axis_label(datetime(2026, 12, 4, tzinfo=UTC)) == "Dec 4"
+
+
+def test_an_empty_period_shows_days_without_a_word(web, writes):
+    html = web.get(_url(writes, period="")).content.decode()
+    assert 'aria-current="true">Day</a>' in html
+    assert "There is no period" not in html
