@@ -186,3 +186,104 @@ def column_chart(
         total_first=sum(a for _, a, _ in series),
         total_second=sum(b for _, _, b in series),
     )
+
+
+@dataclass(frozen=True)
+class Segment:
+    category: str
+    value: int
+    y: float
+    height: float
+
+
+@dataclass(frozen=True)
+class Stack:
+    label: str  # the period in full, for the tooltip and the table
+    axis_label: str  # shown under the axis, or ""
+    total: int
+    x: float
+    width: float
+    segments: list[Segment]
+
+    @property
+    def label_x(self) -> float:
+        return round(self.x + self.width, 1)
+
+
+@dataclass(frozen=True)
+class StackedChart:
+    stacks: list[Stack]
+    categories: list[tuple[str, int]]  # those with a write, in the order given, with totals
+    width: int
+    height: int
+    plot_top: int
+    plot_bottom: int
+    largest: int
+    total: int
+
+    @property
+    def label_y(self) -> int:
+        return self.plot_bottom + 10
+
+    @property
+    def table(self) -> list[tuple[str, list[int], int]]:
+        """The chart's table: each period with a write, its count per category (those of
+        `categories`, in order) and its total."""
+        rows = []
+        for stack in self.stacks:
+            if stack.total:
+                values = {segment.category: segment.value for segment in stack.segments}
+                counts = [values.get(category, 0) for category, _ in self.categories]
+                rows.append((stack.label, counts, stack.total))
+        return rows
+
+
+def stacked_chart(
+    series: list[tuple[str, str, dict[str, int]]],
+    categories: tuple[str, ...],
+    *,
+    label_every: int = 7,
+    width: int = WIDTH,
+    plot_height: int = 140,
+) -> StackedChart:
+    """Columns per period, each stacked by category in the order of `categories` (the first
+    at the bottom). `series` holds (full label, axis label, counts by category); the axis
+    label shows under the last period and every `label_every`-th before it."""
+    top, left, right = 16, 28, 4
+    bottom = top + plot_height
+    totals = [sum(counts.values()) for _, _, counts in series]
+    largest = max(totals, default=0)
+    scale = plot_height / largest if largest else 0.0
+    slot = (width - left - right) / max(len(series), 1)
+    gap = min(2.0, slot / 4)
+    stacks = []
+    for index, (label, axis_label, counts) in enumerate(series):
+        segments, base = [], float(bottom)
+        for category in categories:
+            value = counts.get(category, 0)
+            if value:
+                height = round(value * scale, 1)
+                base = round(base - height, 1)
+                segments.append(Segment(category=category, value=value, y=base, height=height))
+        labelled = (len(series) - 1 - index) % label_every == 0
+        stacks.append(
+            Stack(
+                label=label,
+                axis_label=axis_label if labelled else "",
+                total=totals[index],
+                x=round(left + index * slot + gap / 2, 1),
+                width=round(slot - gap, 1),
+                segments=segments,
+            )
+        )
+    per_category = {c: sum(counts.get(c, 0) for _, _, counts in series) for c in categories}
+    return StackedChart(
+        stacks=stacks,
+        categories=[(c, n) for c, n in per_category.items() if n],
+        width=width,
+        height=bottom + 34,
+        plot_top=top,
+        plot_bottom=bottom,
+        largest=largest,
+        total=sum(totals),
+    )

@@ -313,17 +313,9 @@ class MemoryEditForm(forms.Form):
     def clean(self) -> dict[str, Any]:
         cleaned = super().clean()
         assert cleaned is not None  # Form.clean returns cleaned_data, never None
-        text = cleaned.get("expires_at_offset", "").strip()
-        try:
-            offset = int(text) if text else 0
-        except ValueError:
-            offset = None
-        if offset is None or abs(offset) > MAX_OFFSET_MINUTES:
-            self.add_error(
-                "expires_at",
-                "This time came without a usable time zone (its offset from UTC in minutes, "
-                "which the page sends): enter it again.",
-            )
+        offset = _offset_minutes(cleaned.get("expires_at_offset", ""))
+        if offset is None:
+            self.add_error("expires_at", NO_ZONE)
             return cleaned
         try:
             cleaned["expires_at"] = _utc(cleaned.get("expires_at", ""), offset)
@@ -374,6 +366,22 @@ def _number(text: str) -> Any:
 
 # The widest offset of any time zone from UTC is 14 hours (Pacific/Kiritimati).
 MAX_OFFSET_MINUTES = 14 * 60
+
+
+NO_ZONE = (
+    "This time came without a usable time zone (its offset from UTC in minutes, which the "
+    "page sends): enter it again."
+)
+
+
+def _offset_minutes(text: str) -> int | None:
+    """The offset a date-and-time input sent beside it (minutes east of UTC; none: UTC), or
+    None when it is no offset any time zone has."""
+    try:
+        offset = int(text.strip()) if text.strip() else 0
+    except ValueError:
+        return None
+    return offset if abs(offset) <= MAX_OFFSET_MINUTES else None
 
 
 def _utc(text: str, offset_minutes: int = 0) -> Any:
@@ -489,3 +497,43 @@ class ShareForm(forms.Form):
         initial=Share.Acl.READ,
         widget=forms.Select(choices=SHARE_LEVELS),
     )
+
+
+class AsOfForm(forms.Form):
+    """A moment to see a mind or a memory as it was then (read from the query string): typed
+    in UTC, or with the script in the person's own time and its offset; not in the future."""
+
+    at = forms.CharField(
+        label="View as of (UTC)",
+        widget=forms.DateTimeInput(
+            attrs={"type": "datetime-local", "data-offset-field": "at_offset"},
+            format="%Y-%m-%dT%H:%M",
+        ),
+        error_messages={"required": "Pick a date and time to see it as it was then."},
+    )
+    at_offset = forms.CharField(required=False, widget=forms.HiddenInput)
+
+    def __init__(self, data: Any = None, *, now: datetime) -> None:
+        super().__init__(data)
+        self.now = now
+
+    def clean(self) -> dict[str, Any]:
+        cleaned = super().clean()
+        assert cleaned is not None  # Form.clean returns cleaned_data, never None
+        if "at" not in cleaned:
+            return cleaned
+        offset = _offset_minutes(cleaned.get("at_offset", ""))
+        if offset is None:
+            self.add_error("at", NO_ZONE)
+            return cleaned
+        try:
+            moment = _utc(cleaned["at"], offset)
+        except OverflowError:
+            moment = None
+        if not isinstance(moment, datetime):
+            self.add_error("at", "Enter a date and time, e.g. 2026-05-01T09:30.")
+        elif moment > self.now:
+            self.add_error("at", "That moment is in the future: pick one up to now.")
+        else:
+            cleaned["at"] = moment
+        return cleaned

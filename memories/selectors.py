@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from datetime import UTC, date, datetime, time, timedelta
@@ -211,6 +212,39 @@ def count_conditions(now: datetime, prefix: str = "") -> dict[str, Q]:
         "expiring_soon": expiring_q(now, EXPIRING_SOON, prefix),
         "stale": live & Q(**{f"{prefix}updated_at__lt": now - STALE_AFTER}),
     }
+
+
+def counts_of(memories: Iterable[Memory], *, now: datetime) -> dict[str, int]:
+    """memory_counts of memories that are no rows (a mind as of a moment): the same names,
+    each judged by count_conditions' rule in Python (tests hold the two renderings
+    together)."""
+    counts = dict.fromkeys(("total", *count_conditions(now)), 0)
+    for memory in memories:
+        counts["total"] += 1
+        for name in _conditions_met(memory, now):
+            counts[name] += 1
+    return counts
+
+
+def _conditions_met(memory: Memory, now: datetime) -> Iterable[str]:
+    """The names of count_conditions that `memory` meets at `now`."""
+    expired = memory.is_expired(now)
+    current = memory.superseded_by_id is None
+    live = not expired and current
+    if expired:
+        yield "expired"
+    if not expired and not current:
+        yield "superseded"
+    if not expired and memory.expires_at is not None and memory.expires_at <= now + EXPIRING_SOON:
+        yield "expiring_soon"
+    if not live:
+        return
+    yield "live"
+    yield "verified" if memory.verified else "unverified"
+    if not memory.verified and memory.priority in IMPORTANT:
+        yield "unverified_important"
+    if memory.updated_at < now - STALE_AFTER:
+        yield "stale"
 
 
 def stale_memories(*, mind: Mind, limit: int = 50, now: datetime | None = None) -> MemoryPage:
@@ -506,14 +540,34 @@ def memory_overview(*, mind: Mind, days: int = 30, now: datetime | None = None) 
         writes.append((day, counts.get("create", 0), counts.get("update", 0)))
     return Overview(
         counts=memory_counts(mind=mind, now=now),
-        by_category=[(c, categories.get(c, 0)) for c in CATEGORIES],
-        by_priority=[
-            (PRIORITY_NAMES[p], priorities.get(p, 0)) for p in sorted(PRIORITY_NAMES, reverse=True)
-        ],
+        by_category=_by_category(categories),
+        by_priority=_by_priority(priorities),
         writes=writes,
         # Counted without loading the model: the page needs no vector.
         embedding=outbox.job_counts(mind_id=mind.pk),
     )
+
+
+def overview_of(memories: Iterable[Memory], *, now: datetime) -> Overview:
+    """memory_overview's counts of memories that are no rows (a mind as of a moment, `now`
+    being that moment), by the same rules: no writes, no embedding counts."""
+    memories = list(memories)
+    not_expired = [m for m in memories if not m.is_expired(now)]
+    return Overview(
+        counts=counts_of(memories, now=now),
+        by_category=_by_category(Counter(m.category for m in not_expired)),
+        by_priority=_by_priority(Counter(m.priority for m in not_expired)),
+    )
+
+
+def _by_category(counted: dict[str, int]) -> list[tuple[str, int]]:
+    """The overview's memories by category: every category, in their declared order."""
+    return [(c, counted.get(c, 0)) for c in CATEGORIES]
+
+
+def _by_priority(counted: dict[int, int]) -> list[tuple[str, int]]:
+    """The overview's memories by priority: every priority by name, the highest first."""
+    return [(PRIORITY_NAMES[p], counted.get(p, 0)) for p in sorted(PRIORITY_NAMES, reverse=True)]
 
 
 # --- Incremental sync -----------------------------------------------------------------------

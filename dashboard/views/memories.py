@@ -16,11 +16,13 @@ from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
+from django.utils import timezone
 from django.utils.http import urlencode
 from django.views.decorators.http import require_http_methods, require_POST
 
 from core.errors import Conflict, Invalid, NotFound, QuotaExceeded, Stale
 from dashboard.forms import MemoryEditForm, MemoryFilterForm
+from dashboard.views.as_of import AsOfShown, as_of_asked
 from dashboard.views.common import (
     SelectorPages,
     mind_at,
@@ -33,6 +35,7 @@ from dashboard.views.common import (
 )
 from memories import audit, services
 from memories.actors import Actor
+from memories.as_of import memory_as_of
 from memories.filters import MemoryFilters
 from memories.hygiene.flags import flagged_memories, memory_flags
 from memories.hygiene.supersede import proposals_waiting
@@ -194,6 +197,7 @@ def memory_detail(request: HttpRequest, mind_id: str, memory_id: str) -> HttpRes
     mind, memory = mind_memory(request, mind_id, memory_id, need=Level.READ)
     history = audit.memory_history(memory=memory)
     back = next_url(request, "")
+    as_of = _memory_as_of(request, mind, memory)
     return render(
         request,
         "dashboard/memory_detail.html",
@@ -205,8 +209,27 @@ def memory_detail(request: HttpRequest, mind_id: str, memory_id: str) -> HttpRes
             "related": memory_related(mind=mind, memory=memory, limit=RELATED_SHOWN),
             "back": back,
             "next_query": f"?{urlencode({'next': back})}" if back else "",
+            **as_of.context,
         },
+        status=as_of.status,
     )
+
+
+def _memory_as_of(request: HttpRequest, mind: Mind, memory: Memory) -> AsOfShown:
+    """The memory as it was at the moment `?at=` names (`as_of_memory`; None when the mind
+    did not hold it then), or the picker's error (as_of_asked; the core's folded-history
+    message, a 409)."""
+    shown = as_of_asked(request, timezone.now())
+    if shown.at is None:
+        return shown
+    try:
+        then: Memory | None = memory_as_of(mind=mind, memory_id=memory.pk, at=shown.at)
+    except NotFound:
+        then = None
+    except Conflict as exc:
+        return shown.refused(exc.detail)
+    shown.context["as_of_memory"] = then
+    return shown
 
 
 @login_required

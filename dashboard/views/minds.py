@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
 from django.contrib import messages
@@ -10,11 +11,15 @@ from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
+from django.utils import timezone
 from django.views.decorators.http import require_http_methods
 
-from core.errors import Invalid, QuotaExceeded
+from core.errors import Conflict, Invalid, QuotaExceeded
+from dashboard import timeline
 from dashboard.forms import SHARE_LEVELS, MindForm, ShareForm
+from dashboard.views.as_of import AsOfShown, as_of_asked
 from dashboard.views.common import form_send, mind_at, sent_before
+from memories.as_of import mind_as_of
 from memories.hygiene.health import hygiene_counts
 from memories.selectors import (
     EXPIRING_SOON,
@@ -24,6 +29,7 @@ from memories.selectors import (
     memory_overview,
     mind_usage,
     minds_with_counts,
+    overview_of,
 )
 from minds import services
 from minds.access import Level, level_of, mind_for_person, minds_shared_with
@@ -123,11 +129,16 @@ def mind_key(request: HttpRequest, mind_id: str) -> HttpResponse:
 
 @login_required
 def mind_overview(request: HttpRequest, mind_id: str) -> HttpResponse:
+    """The counts and charts of a mind; `?period=` picks the timeline's period, `?at=` shows
+    the counts as they were at a moment beside today's."""
     mind = mind_at(request, mind_id, need=Level.READ)
-    stats = memory_overview(mind=mind)
+    now = timezone.now()
+    stats = memory_overview(mind=mind, now=now)
     expiring = memory_list(
         mind=mind, filters=expiring_filters(within=EXPIRING_SOON), sort="expires", limit=10
     )
+    period = timeline.period_shown(request.GET.get("period"))
+    as_of = _overview_as_of(request, mind, now)
     return render(
         request,
         "dashboard/mind_overview.html",
@@ -139,8 +150,31 @@ def mind_overview(request: HttpRequest, mind_id: str) -> HttpResponse:
             "review_count": stats.counts["unverified"],
             "hygiene": _hygiene_shown(mind),
             "base_url": base_url(request),
+            "timeline": timeline.timeline_chart(mind=mind, period=period, now=now),
+            "period": period,
+            "periods": list(timeline.WINDOWS),
+            "period_asked": request.GET.get("period", period),
+            "timeline_span": timeline.span_text(period),
+            **as_of.context,
         },
+        status=as_of.status,
     )
+
+
+def _overview_as_of(request: HttpRequest, mind: Mind, now: datetime) -> AsOfShown:
+    """The overview's counts at the moment `?at=` names, rebuilt from the audit trail: a
+    form error (400) for a moment that is no moment or is to come, the core's message (409)
+    when the history it needs was folded."""
+    shown = as_of_asked(request, now)
+    if shown.at is None:
+        return shown
+    try:
+        held = mind_as_of(mind=mind, at=shown.at)
+    except Conflict as exc:
+        return shown.refused(exc.detail)
+    shown.context["as_of_stats"] = overview_of(held.memories, now=shown.at)
+    shown.context["as_of_purged"] = held.purged
+    return shown
 
 
 def _hygiene_shown(mind: Mind) -> dict[str, Any]:

@@ -186,7 +186,7 @@ def test_overview_draws_charts_as_inline_svg(web, mind):
     assert dict(stats.by_priority)["critical"] == 1
     assert sum(created for _, created, _ in stats.writes) == 3
     html = response.content.decode()
-    assert html.count("<svg") == 4
+    assert html.count("<svg") == 5  # the timeline too
     assert "33%</strong> verified: 1 of 3" in html
     assert "identity: 1, preference: 0" in html  # the bar chart's text description
     # Scripts are the site's own: no CDN (a random id or token may well spell "cdn").

@@ -130,6 +130,9 @@ def main_pages(mind) -> list[str]:
         f"{base}/webhooks/",
         f"{base}/webhooks/{webhook.pk}/",
         f"{base}/webhooks/{webhook.pk}/deliveries/{delivery.pk}/",
+        # The timeline per hour with the counts as of a moment, and a moment refused.
+        f"{base}/?period=hour&at=2020-01-01T00:00",
+        f"{base}/memories/{memory.pk}/?at=not-a-date",
     ]
 
 

@@ -170,7 +170,7 @@ def test_screenshots_of_a_mind_of_five_thousand_memories(browser, page, live_ser
     page.screenshot(path=shots / "minds.png", full_page=True)
 
     page.goto(f"{mind_url}/")
-    expect(page.locator("svg[role=img]")).to_have_count(4)
+    expect(page.locator("svg[role=img]")).to_have_count(5)  # the timeline too
     page.screenshot(path=shots / "overview.png", full_page=True)
 
     page.goto(f"{mind_url}/memories/")
