@@ -20,20 +20,22 @@ credential) is shown as purged.
 from __future__ import annotations
 
 import dataclasses
+import heapq
+import itertools
 import json
 from collections.abc import Generator, Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, cast
 
-from django.db.models import Max
+from django.db.models import Max, QuerySet
 
 from core.errors import Conflict, Invalid, NotFound
 from memories import audit
 from memories.fields import TOMBSTONE_FIELDS, audit_values, iso, memory_from_values
-from memories.filters import DEFAULT_SORT, NO_FILTERS, MemoryFilters, sorted_memories
-from memories.models import Memory, MemoryEvent, Priority
-from memories.recall import MAX_KEYS_NAMED, RecallSelection, Row, recall_selection
+from memories.filters import DEFAULT_SORT, NO_FILTERS, Expired, MemoryFilters, sorted_memories
+from memories.models import Memory, MemoryEvent, MemoryQuerySet
+from memories.recall import MAX_KEYS_NAMED, RecallSelection, Row, recall_rows, recall_selection
 from memories.rows import SAME_VALUES_CHUNK
 from memories.rules import can_be_stored
 from memories.search import SearchPage, SearchQueryError, parse_query
@@ -155,23 +157,41 @@ def memory_search_as_of(
 
 @dataclass(frozen=True)
 class RecallAsOf(RecallSelection):
-    """A recall of the mind as it was at `now`: its rows are `held`, the rebuilt memories
-    the selection keeps, in recall order. Rendered by memories.recall like any selection."""
+    """A recall of the mind as it was at `now`. The memories no audit row since touched are
+    as they are now: read as today's recall reads them (held then when created by then,
+    expiry judged then), and merged in recall order with `rebuilt`, the touched ones as
+    they were, which the selection keeps. Rendered by memories.recall like any selection."""
 
-    held: tuple[Memory, ...] = ()
+    rebuilt: tuple[Memory, ...] = ()
+
+    def _narrowed(self, expired: Expired) -> MemoryQuerySet:
+        if self.now < self.mind.created_at:
+            return Memory.objects.none()  # before the mind existed: an empty mind
+        untouched = super()._narrowed(expired).filter(created_at__lte=self.now)
+        return untouched.exclude(pk__in=_touched_ids(self.mind, self.now))
 
     def rows(self, *, for_json: bool, whole: bool) -> Iterable[Row]:
-        return self.held
+        untouched = recall_rows(self, for_json=for_json, whole=whole, memories=self.memories())
+        return heapq.merge(untouched, self.rebuilt, key=_recall_key, reverse=True)
 
     def first_keys(self, priority: int) -> tuple[str, ...]:
-        keys = (memory.key for memory in self.held if memory.priority == priority)
-        return tuple(keys)[:MAX_KEYS_NAMED]
+        names = ("priority", "updated_at", "id", "key")
+        first = self.memories().filter(priority=priority).values_list(*names, named=True)
+        rebuilt = (memory for memory in self.rebuilt if memory.priority == priority)
+        merged = heapq.merge(first[:MAX_KEYS_NAMED], rebuilt, key=_recall_key, reverse=True)
+        return tuple(row.key for row in itertools.islice(merged, MAX_KEYS_NAMED))
 
     def counts(self) -> dict[tuple[bool, int], int]:
-        counts = {(verified, p.value): 0 for verified in (False, True) for p in Priority}
-        for memory in self.held:
+        counts = super().counts()
+        for memory in self.rebuilt:
             counts[(memory.verified, memory.priority)] += 1
         return counts
+
+
+def _recall_key(row: Row) -> tuple[int, datetime, str]:
+    """Recall order, reversed (priority, updated_at and id all descend): rows and rebuilt
+    memories alike."""
+    return (row.priority, row.updated_at, row.id)
 
 
 def recall_as_of(
@@ -184,8 +204,9 @@ def recall_as_of(
     include_superseded: bool = False,
 ) -> RecallAsOf:
     """recall_selection of the mind as it was at `at` (expiry judged then); the recall
-    renderers take it as they take any selection. Recall `about` a topic needs the search
-    index, which holds only today's memories: not offered as of a moment."""
+    renderers take it as they take any selection. Only the memories touched since are
+    rebuilt here; the rest are read as the answer is rendered. Recall `about` a topic needs
+    the search index, which holds only today's memories: not offered as of a moment."""
     selection = recall_selection(
         mind=mind,
         category=category,
@@ -194,18 +215,23 @@ def recall_as_of(
         now=at,
         include_superseded=include_superseded,
     )
-    held = mind_as_of(mind=mind, at=at).chosen(selection.search_filters(), "-priority")
-    for memory in held:  # what the recall's text reads of a row besides the memory's fields
+    touched = _rebuilt(mind, at, memory_id=None, untouched=False)
+    rebuilt = touched.chosen(selection.search_filters(), "-priority")
+    for memory in rebuilt:  # what the recall's text reads of a row besides the memory's fields
         memory.tags_text = json.dumps(memory.tags)  # type: ignore[attr-defined]
         memory.expired = memory.is_expired(at)  # type: ignore[attr-defined]
     fields = {f.name: getattr(selection, f.name) for f in dataclasses.fields(selection)}
-    return RecallAsOf(**fields, held=tuple(held))
+    return RecallAsOf(**fields, rebuilt=tuple(rebuilt))
 
 
 # --- The walk back ----------------------------------------------------------------------------
 
 
-def _rebuilt(mind: Mind, at: datetime, *, memory_id: str | None) -> MindAsOf:
+def _rebuilt(
+    mind: Mind, at: datetime, *, memory_id: str | None, untouched: bool = True
+) -> MindAsOf:
+    """The memories the mind held at `at` (or only `memory_id`): the ones audit rows since
+    touched, rebuilt; with `untouched`, also the others, as they are now."""
     held = MindAsOf(mind=mind, at=at)
     if at < mind.created_at:
         return held  # before the mind existed: an empty mind
@@ -213,8 +239,13 @@ def _rebuilt(mind: Mind, at: datetime, *, memory_id: str | None) -> MindAsOf:
     events = MemoryEvent.objects.filter(mind=mind, at__gt=at)
     if memory_id is not None:
         now, events = now.filter(pk=memory_id), events.filter(memory_id=memory_id)
-    # A memory no row since touched is as it is now: only the touched ones are rebuilt.
-    today = {memory.pk: memory for memory in now.iterator()}
+    if untouched:
+        # A memory no row since touched is as it is now: only the touched ones are rebuilt.
+        kept = now.filter(created_at__lte=at).exclude(pk__in=_touched_ids(mind, at))
+        for memory in kept.iterator():
+            memory.mind = mind
+            held.memories.append(memory)
+    today = {memory.pk: memory for memory in now.filter(pk__in=_touched_ids(mind, at))}
     states: dict[str, State | None] = {}
     rows = events.order_by("-at", "-id").iterator(chunk_size=WALK_CHUNK)
     walk = cast(Generator[MemoryEvent, None, None], rows)  # what iterator() gives
@@ -223,10 +254,6 @@ def _rebuilt(mind: Mind, at: datetime, *, memory_id: str | None) -> MindAsOf:
     finally:
         walk.close()  # a refusal stops the walk half way: its cursor closes now
     stamps = _latest_writes(mind, at, [pk for pk in restamped if pk in states])
-    for pk, memory in today.items():
-        if pk not in states and memory.created_at <= at:
-            memory.mind = mind
-            held.memories.append(memory)
     for pk, state in states.items():
         if state is None:
             continue  # created since
@@ -239,6 +266,12 @@ def _rebuilt(mind: Mind, at: datetime, *, memory_id: str | None) -> MindAsOf:
         if memory.created_at <= at:  # (a row no create was recorded for: kept from its birth)
             held.memories.append(memory)
     return held
+
+
+def _touched_ids(mind: Mind, at: datetime) -> QuerySet[MemoryEvent, Any]:
+    """The ids of the memories of `mind` that audit rows written after `at` touched (a
+    subquery)."""
+    return MemoryEvent.objects.filter(mind=mind, at__gt=at).values("memory_id")
 
 
 def _walk_back(
