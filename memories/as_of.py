@@ -32,7 +32,7 @@ from django.db.models import Max, QuerySet
 
 from core.errors import Conflict, Invalid, NotFound
 from memories import audit
-from memories.fields import TOMBSTONE_FIELDS, audit_values, iso, memory_from_values
+from memories.fields import FIELDS_BY_NAME, TOMBSTONE_FIELDS, PublicField, iso
 from memories.filters import DEFAULT_SORT, NO_FILTERS, Expired, MemoryFilters, sorted_memories
 from memories.models import Memory, MemoryEvent, MemoryQuerySet
 from memories.recall import MAX_KEYS_NAMED, RecallSelection, Row, recall_rows, recall_selection
@@ -58,6 +58,9 @@ STAMPING = (
     Action.SUPERSEDE,
     Action.UNDELETE,
 )
+# The fields a tombstone keeps, by the name the trail gives them: the values rebuilt.
+_KEPT = {name: FIELDS_BY_NAME[name] for name in TOMBSTONE_FIELDS}
+_ATTRIBUTES = tuple(kept.attribute for kept in _KEPT.values())
 # Audit rows read at a time on the walk back.
 WALK_CHUNK = 500
 
@@ -68,6 +71,8 @@ class _Purged:
 
 _PURGED = _Purged()
 State = dict[str, Any] | _Purged
+# An audit row read as values: its memory_id, action, changes and at, by name.
+Event = Any
 
 
 @dataclass
@@ -239,16 +244,19 @@ def _rebuilt(
     events = MemoryEvent.objects.filter(mind=mind, at__gt=at)
     if memory_id is not None:
         now, events = now.filter(pk=memory_id), events.filter(memory_id=memory_id)
+    touched = _touched_ids(mind, at)
     if untouched:
         # A memory no row since touched is as it is now: only the touched ones are rebuilt.
-        kept = now.filter(created_at__lte=at).exclude(pk__in=_touched_ids(mind, at))
-        for memory in kept.iterator():
+        for memory in now.filter(created_at__lte=at).exclude(pk__in=touched).iterator():
             memory.mind = mind
             held.memories.append(memory)
-    today = {memory.pk: memory for memory in now.filter(pk__in=_touched_ids(mind, at))}
+    # Read as values, not instances; one created since is taken away by its create row.
+    rows_now = now.filter(pk__in=touched, created_at__lte=at).values_list("id", *_ATTRIBUTES)
+    today = {row[0]: dict(zip(_ATTRIBUTES, row[1:], strict=True)) for row in rows_now}
     states: dict[str, State | None] = {}
-    rows = events.order_by("-at", "-id").iterator(chunk_size=WALK_CHUNK)
-    walk = cast(Generator[MemoryEvent, None, None], rows)  # what iterator() gives
+    names = ("memory_id", "action", "changes", "at")
+    rows = events.order_by("-at", "-id").values_list(*names, named=True)
+    walk = cast(Generator[Event, None, None], rows.iterator(chunk_size=WALK_CHUNK))
     try:
         restamped = _walk_back(states, today, walk)
     finally:
@@ -261,7 +269,7 @@ def _rebuilt(
             held.purged += 1
             continue
         if pk in stamps:
-            state["updated_at"] = iso(stamps[pk])
+            state["updated_at"] = stamps[pk]
         memory = _memory(pk, mind, state)
         if memory.created_at <= at:  # (a row no create was recorded for: kept from its birth)
             held.memories.append(memory)
@@ -275,17 +283,17 @@ def _touched_ids(mind: Mind, at: datetime) -> QuerySet[MemoryEvent, Any]:
 
 
 def _walk_back(
-    states: dict[str, State | None], today: dict[str, Memory], events: Iterator[MemoryEvent]
+    states: dict[str, State | None], today: dict[str, dict[str, Any]], events: Iterator[Event]
 ) -> set[str]:
-    """Undo `events` (newest first) on `states`, which take a memory's values from `today`
-    at its first row (None: the mind did not hold it); the ids whose updated_at an undone
-    write had stamped, so it must be read from the writes before them."""
+    """Undo `events` (newest first) on `states` (model attributes to values), which take a
+    memory's values from `today` at its first row (None: the mind did not hold it); the ids
+    whose updated_at an undone write had stamped, so it must be read from the writes before
+    them."""
     restamped: set[str] = set()
     for event in events:
         pk, action = event.memory_id, event.action
         if pk not in states:
-            current = today.get(pk)
-            states[pk] = None if current is None else audit_values(current, TOMBSTONE_FIELDS)
+            states[pk] = today.get(pk)
         if action == Action.PURGE:
             states[pk] = _PURGED
         elif action in (Action.CREATE, Action.UNDELETE):
@@ -297,21 +305,24 @@ def _walk_back(
             restamped.discard(pk)  # the tombstone kept its updated_at
         elif isinstance(state := states[pk], dict):
             for name, change in event.changes.items():
-                if name in state:
-                    state[name] = _old(event, change)
+                kept = _KEPT.get(name)
+                if kept is not None and kept.attribute in state:
+                    state[kept.attribute] = _old(event, change, kept)
             restamped.add(pk)
     return restamped
 
 
-def _before_delete(event: MemoryEvent) -> State:
+def _before_delete(event: Event) -> State:
     """The memory as its delete found it: every value its tombstone kept."""
     if audit.is_purged(event.changes.get("key")):
         return _PURGED  # the whole memory was purged since (a redaction leaves the key)
-    return {name: _old(event, change) for name, change in event.changes.items()}
+    changes = ((_KEPT.get(name), change) for name, change in event.changes.items())
+    return {kept.attribute: _old(event, change, kept) for kept, change in changes if kept}
 
 
-def _old(event: MemoryEvent, change: Any) -> Any:
-    """The value a row replaced; PURGED_VALUE when purged since; Conflict when folded."""
+def _old(event: Event, change: Any, kept: PublicField) -> Any:
+    """The value a row replaced, as the model holds it; PURGED_VALUE when purged since;
+    Conflict when folded."""
     if audit.is_folded(change):
         raise Conflict(
             f"This mind's history up to {iso(event.at)} was folded to keep it within its "
@@ -320,7 +331,7 @@ def _old(event: MemoryEvent, change: Any) -> Any:
         )
     if audit.is_purged(change):
         return audit.PURGED_VALUE
-    return change.get("old")
+    return kept.decode(change.get("old"))
 
 
 def _latest_writes(mind: Mind, at: datetime, ids: list[str]) -> dict[str, datetime]:
@@ -342,11 +353,11 @@ def _latest_writes(mind: Mind, at: datetime, ids: list[str]) -> dict[str, dateti
 
 
 def _memory(pk: str, mind: Mind, state: dict[str, Any]) -> Memory:
-    """An unsaved memory with the values of `state` (JSON form); a value purged since shows
-    as purged (content) or as the field's default."""
+    """An unsaved memory with the values of `state`; a value purged since shows as purged
+    (content) or as the field's default."""
     values = {name: value for name, value in state.items() if value is not audit.PURGED_VALUE}
     if state.get("content") is audit.PURGED_VALUE:
         values["content"] = PURGED_CONTENT
-    memory = memory_from_values(values, memory_id=pk, mind_id=mind.pk)
+    memory = Memory(**values, id=pk, mind_id=mind.pk)
     memory.mind = mind
     return memory
