@@ -7,9 +7,12 @@ unverify or supersede gives each field it changed its old value back; a delete b
 memory back with the values its tombstone kept; a create or an undelete takes it away; a
 purge leaves it out (its values are gone). `updated_at`, which the trail does not keep as
 a value, is the time of the memory's latest write at or before the moment: every write that
-records an audit row stamps the memory with the row's time. What it reads: the mind's
-memories now, its audit rows since the moment, and the latest write time of each memory
-those rows touched. Design notes: docs/internals.md#a-mind-as-of-a-moment.
+records an audit row stamps the memory with the row's time. A memory no row since touched
+is as it is now: only the touched ones are rebuilt, and a recall reads the others as
+today's recall does, merged with them in recall order (RecallAsOf). What the rebuild
+reads: the touched memories now, the audit rows since the moment, and the latest write
+time of each memory those rows changed. Design notes:
+docs/internals.md#a-mind-as-of-a-moment.
 
 Exact, or refused: when a value the walk needs was folded (the history budget), the answer
 is a Conflict naming the earliest moment that can be answered exactly. Purged values are
