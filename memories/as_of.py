@@ -7,9 +7,12 @@ unverify or supersede gives each field it changed its old value back; a delete b
 memory back with the values its tombstone kept; a create or an undelete takes it away; a
 purge leaves it out (its values are gone). `updated_at`, which the trail does not keep as
 a value, is the time of the memory's latest write at or before the moment: every write that
-records an audit row stamps the memory with the row's time. What it reads: the mind's
-memories now, its audit rows since the moment, and the latest write time of each memory
-those rows touched. Design notes: docs/internals.md#a-mind-as-of-a-moment.
+records an audit row stamps the memory with the row's time. A memory no row since touched
+is as it is now: only the touched ones are rebuilt, and a recall reads the others as
+today's recall does, merged with them in recall order (RecallAsOf). What the rebuild
+reads: the touched memories now, the audit rows since the moment, and the latest write
+time of each memory those rows changed. Design notes:
+docs/internals.md#a-mind-as-of-a-moment.
 
 Exact, or refused: when a value the walk needs was folded (the history budget), the answer
 is a Conflict naming the earliest moment that can be answered exactly. Purged values are
@@ -20,20 +23,22 @@ credential) is shown as purged.
 from __future__ import annotations
 
 import dataclasses
+import heapq
+import itertools
 import json
 from collections.abc import Generator, Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, cast
 
-from django.db.models import Max
+from django.db.models import Max, QuerySet
 
 from core.errors import Conflict, Invalid, NotFound
 from memories import audit
-from memories.fields import TOMBSTONE_FIELDS, audit_values, iso, memory_from_values
-from memories.filters import DEFAULT_SORT, NO_FILTERS, MemoryFilters, sorted_memories
-from memories.models import Memory, MemoryEvent, Priority
-from memories.recall import MAX_KEYS_NAMED, RecallSelection, Row, recall_selection
+from memories.fields import FIELDS_BY_NAME, TOMBSTONE_FIELDS, PublicField, iso
+from memories.filters import DEFAULT_SORT, NO_FILTERS, Expired, MemoryFilters, sorted_memories
+from memories.models import Memory, MemoryEvent, MemoryQuerySet
+from memories.recall import MAX_KEYS_NAMED, RecallSelection, Row, recall_rows, recall_selection
 from memories.rows import SAME_VALUES_CHUNK
 from memories.rules import can_be_stored
 from memories.search import SearchPage, SearchQueryError, parse_query
@@ -56,6 +61,9 @@ STAMPING = (
     Action.SUPERSEDE,
     Action.UNDELETE,
 )
+# The fields a tombstone keeps, by the name the trail gives them: the values rebuilt.
+_KEPT = {name: FIELDS_BY_NAME[name] for name in TOMBSTONE_FIELDS}
+_ATTRIBUTES = tuple(kept.attribute for kept in _KEPT.values())
 # Audit rows read at a time on the walk back.
 WALK_CHUNK = 500
 
@@ -66,6 +74,8 @@ class _Purged:
 
 _PURGED = _Purged()
 State = dict[str, Any] | _Purged
+# An audit row read as values: its memory_id, action, changes and at, by name.
+Event = Any
 
 
 @dataclass
@@ -155,23 +165,41 @@ def memory_search_as_of(
 
 @dataclass(frozen=True)
 class RecallAsOf(RecallSelection):
-    """A recall of the mind as it was at `now`: its rows are `held`, the rebuilt memories
-    the selection keeps, in recall order. Rendered by memories.recall like any selection."""
+    """A recall of the mind as it was at `now`. The memories no audit row since touched are
+    as they are now: read as today's recall reads them (held then when created by then,
+    expiry judged then), and merged in recall order with `rebuilt`, the touched ones as
+    they were, which the selection keeps. Rendered by memories.recall like any selection."""
 
-    held: tuple[Memory, ...] = ()
+    rebuilt: tuple[Memory, ...] = ()
+
+    def _narrowed(self, expired: Expired) -> MemoryQuerySet:
+        if self.now < self.mind.created_at:
+            return Memory.objects.none()  # before the mind existed: an empty mind
+        untouched = super()._narrowed(expired).filter(created_at__lte=self.now)
+        return untouched.exclude(pk__in=_touched_ids(self.mind, self.now))
 
     def rows(self, *, for_json: bool, whole: bool) -> Iterable[Row]:
-        return self.held
+        untouched = recall_rows(self, for_json=for_json, whole=whole, memories=self.memories())
+        return heapq.merge(untouched, self.rebuilt, key=_recall_key, reverse=True)
 
     def first_keys(self, priority: int) -> tuple[str, ...]:
-        keys = (memory.key for memory in self.held if memory.priority == priority)
-        return tuple(keys)[:MAX_KEYS_NAMED]
+        names = ("priority", "updated_at", "id", "key")
+        first = self.memories().filter(priority=priority).values_list(*names, named=True)
+        rebuilt = (memory for memory in self.rebuilt if memory.priority == priority)
+        merged = heapq.merge(first[:MAX_KEYS_NAMED], rebuilt, key=_recall_key, reverse=True)
+        return tuple(row.key for row in itertools.islice(merged, MAX_KEYS_NAMED))
 
     def counts(self) -> dict[tuple[bool, int], int]:
-        counts = {(verified, p.value): 0 for verified in (False, True) for p in Priority}
-        for memory in self.held:
+        counts = super().counts()
+        for memory in self.rebuilt:
             counts[(memory.verified, memory.priority)] += 1
         return counts
+
+
+def _recall_key(row: Row) -> tuple[int, datetime, str]:
+    """Recall order, reversed (priority, updated_at and id all descend): rows and rebuilt
+    memories alike."""
+    return (row.priority, row.updated_at, row.id)
 
 
 def recall_as_of(
@@ -184,8 +212,9 @@ def recall_as_of(
     include_superseded: bool = False,
 ) -> RecallAsOf:
     """recall_selection of the mind as it was at `at` (expiry judged then); the recall
-    renderers take it as they take any selection. Recall `about` a topic needs the search
-    index, which holds only today's memories: not offered as of a moment."""
+    renderers take it as they take any selection. Only the memories touched since are
+    rebuilt here; the rest are read as the answer is rendered. Recall `about` a topic needs
+    the search index, which holds only today's memories: not offered as of a moment."""
     selection = recall_selection(
         mind=mind,
         category=category,
@@ -194,18 +223,23 @@ def recall_as_of(
         now=at,
         include_superseded=include_superseded,
     )
-    held = mind_as_of(mind=mind, at=at).chosen(selection.search_filters(), "-priority")
-    for memory in held:  # what the recall's text reads of a row besides the memory's fields
+    touched = _rebuilt(mind, at, memory_id=None, untouched=False)
+    rebuilt = touched.chosen(selection.search_filters(), "-priority")
+    for memory in rebuilt:  # what the recall's text reads of a row besides the memory's fields
         memory.tags_text = json.dumps(memory.tags)  # type: ignore[attr-defined]
         memory.expired = memory.is_expired(at)  # type: ignore[attr-defined]
     fields = {f.name: getattr(selection, f.name) for f in dataclasses.fields(selection)}
-    return RecallAsOf(**fields, held=tuple(held))
+    return RecallAsOf(**fields, rebuilt=tuple(rebuilt))
 
 
 # --- The walk back ----------------------------------------------------------------------------
 
 
-def _rebuilt(mind: Mind, at: datetime, *, memory_id: str | None) -> MindAsOf:
+def _rebuilt(
+    mind: Mind, at: datetime, *, memory_id: str | None, untouched: bool = True
+) -> MindAsOf:
+    """The memories the mind held at `at` (or only `memory_id`): the ones audit rows since
+    touched, rebuilt; with `untouched`, also the others, as they are now."""
     held = MindAsOf(mind=mind, at=at)
     if at < mind.created_at:
         return held  # before the mind existed: an empty mind
@@ -213,20 +247,24 @@ def _rebuilt(mind: Mind, at: datetime, *, memory_id: str | None) -> MindAsOf:
     events = MemoryEvent.objects.filter(mind=mind, at__gt=at)
     if memory_id is not None:
         now, events = now.filter(pk=memory_id), events.filter(memory_id=memory_id)
-    # A memory no row since touched is as it is now: only the touched ones are rebuilt.
-    today = {memory.pk: memory for memory in now.iterator()}
+    touched = _touched_ids(mind, at)
+    if untouched:
+        # A memory no row since touched is as it is now: only the touched ones are rebuilt.
+        for memory in now.filter(created_at__lte=at).exclude(pk__in=touched).iterator():
+            memory.mind = mind
+            held.memories.append(memory)
+    # Read as values, not instances; one created since is taken away by its create row.
+    rows_now = now.filter(pk__in=touched, created_at__lte=at).values_list("id", *_ATTRIBUTES)
+    today = {row[0]: dict(zip(_ATTRIBUTES, row[1:], strict=True)) for row in rows_now}
     states: dict[str, State | None] = {}
-    rows = events.order_by("-at", "-id").iterator(chunk_size=WALK_CHUNK)
-    walk = cast(Generator[MemoryEvent, None, None], rows)  # what iterator() gives
+    names = ("memory_id", "action", "changes", "at")
+    rows = events.order_by("-at", "-id").values_list(*names, named=True)
+    walk = cast(Generator[Event, None, None], rows.iterator(chunk_size=WALK_CHUNK))
     try:
         restamped = _walk_back(states, today, walk)
     finally:
         walk.close()  # a refusal stops the walk half way: its cursor closes now
     stamps = _latest_writes(mind, at, [pk for pk in restamped if pk in states])
-    for pk, memory in today.items():
-        if pk not in states and memory.created_at <= at:
-            memory.mind = mind
-            held.memories.append(memory)
     for pk, state in states.items():
         if state is None:
             continue  # created since
@@ -234,25 +272,31 @@ def _rebuilt(mind: Mind, at: datetime, *, memory_id: str | None) -> MindAsOf:
             held.purged += 1
             continue
         if pk in stamps:
-            state["updated_at"] = iso(stamps[pk])
+            state["updated_at"] = stamps[pk]
         memory = _memory(pk, mind, state)
         if memory.created_at <= at:  # (a row no create was recorded for: kept from its birth)
             held.memories.append(memory)
     return held
 
 
+def _touched_ids(mind: Mind, at: datetime) -> QuerySet[MemoryEvent, Any]:
+    """The ids of the memories of `mind` that audit rows written after `at` touched (a
+    subquery)."""
+    return MemoryEvent.objects.filter(mind=mind, at__gt=at).values("memory_id")
+
+
 def _walk_back(
-    states: dict[str, State | None], today: dict[str, Memory], events: Iterator[MemoryEvent]
+    states: dict[str, State | None], today: dict[str, dict[str, Any]], events: Iterator[Event]
 ) -> set[str]:
-    """Undo `events` (newest first) on `states`, which take a memory's values from `today`
-    at its first row (None: the mind did not hold it); the ids whose updated_at an undone
-    write had stamped, so it must be read from the writes before them."""
+    """Undo `events` (newest first) on `states` (model attributes to values), which take a
+    memory's values from `today` at its first row (None: the mind did not hold it); the ids
+    whose updated_at an undone write had stamped, so it must be read from the writes before
+    them."""
     restamped: set[str] = set()
     for event in events:
         pk, action = event.memory_id, event.action
         if pk not in states:
-            current = today.get(pk)
-            states[pk] = None if current is None else audit_values(current, TOMBSTONE_FIELDS)
+            states[pk] = today.get(pk)
         if action == Action.PURGE:
             states[pk] = _PURGED
         elif action in (Action.CREATE, Action.UNDELETE):
@@ -264,21 +308,24 @@ def _walk_back(
             restamped.discard(pk)  # the tombstone kept its updated_at
         elif isinstance(state := states[pk], dict):
             for name, change in event.changes.items():
-                if name in state:
-                    state[name] = _old(event, change)
+                kept = _KEPT.get(name)
+                if kept is not None and kept.attribute in state:
+                    state[kept.attribute] = _old(event, change, kept)
             restamped.add(pk)
     return restamped
 
 
-def _before_delete(event: MemoryEvent) -> State:
+def _before_delete(event: Event) -> State:
     """The memory as its delete found it: every value its tombstone kept."""
     if audit.is_purged(event.changes.get("key")):
         return _PURGED  # the whole memory was purged since (a redaction leaves the key)
-    return {name: _old(event, change) for name, change in event.changes.items()}
+    changes = ((_KEPT.get(name), change) for name, change in event.changes.items())
+    return {kept.attribute: _old(event, change, kept) for kept, change in changes if kept}
 
 
-def _old(event: MemoryEvent, change: Any) -> Any:
-    """The value a row replaced; PURGED_VALUE when purged since; Conflict when folded."""
+def _old(event: Event, change: Any, kept: PublicField) -> Any:
+    """The value a row replaced, as the model holds it; PURGED_VALUE when purged since;
+    Conflict when folded."""
     if audit.is_folded(change):
         raise Conflict(
             f"This mind's history up to {iso(event.at)} was folded to keep it within its "
@@ -287,7 +334,7 @@ def _old(event: MemoryEvent, change: Any) -> Any:
         )
     if audit.is_purged(change):
         return audit.PURGED_VALUE
-    return change.get("old")
+    return kept.decode(change.get("old"))
 
 
 def _latest_writes(mind: Mind, at: datetime, ids: list[str]) -> dict[str, datetime]:
@@ -309,11 +356,11 @@ def _latest_writes(mind: Mind, at: datetime, ids: list[str]) -> dict[str, dateti
 
 
 def _memory(pk: str, mind: Mind, state: dict[str, Any]) -> Memory:
-    """An unsaved memory with the values of `state` (JSON form); a value purged since shows
-    as purged (content) or as the field's default."""
+    """An unsaved memory with the values of `state`; a value purged since shows as purged
+    (content) or as the field's default."""
     values = {name: value for name, value in state.items() if value is not audit.PURGED_VALUE}
     if state.get("content") is audit.PURGED_VALUE:
         values["content"] = PURGED_CONTENT
-    memory = memory_from_values(values, memory_id=pk, mind_id=mind.pk)
+    memory = Memory(**values, id=pk, mind_id=mind.pk)
     memory.mind = mind
     return memory

@@ -61,7 +61,7 @@ ABOUT_DEPTH = SEARCH_MAX_LIMIT
 
 # What the text needs of a memory, read by name as plain values (no model instances): the
 # tags as their JSON text (decoded once per distinct combination, see _tags_line), and
-# whether the memory has expired (only with include_expired can it have; see _stream).
+# whether the memory has expired (only with include_expired can it have; see recall_rows).
 TEXT_NAMES = ("category", "priority", "verified", "key", "content", "tags_text", "expired")
 PRIORITY_CAPS = {p.value: p.label.upper() for p in Priority}
 NON_CRITICAL_DESC = sorted((p.value for p in Priority if p != Priority.CRITICAL), reverse=True)
@@ -109,8 +109,8 @@ class RecallSelection:
         return self._narrowed("include" if self.include_expired else "hide").recall_order()
 
     def rows(self, *, for_json: bool, whole: bool) -> Iterable[Row]:
-        """The selection's rows in recall order (see _stream)."""
-        return _stream(self, for_json=for_json, whole=whole)
+        """The selection's rows in recall order (see recall_rows)."""
+        return recall_rows(self, for_json=for_json, whole=whole)
 
     def first_keys(self, priority: int) -> tuple[str, ...]:
         """The keys of the selection's first MAX_KEYS_NAMED memories of `priority`."""
@@ -415,7 +415,7 @@ def _streaming_reads() -> AbstractContextManager[Any]:
     return nullcontext()
 
 
-def _stream(
+def recall_rows(
     selection: RecallSelection,
     *,
     for_json: bool,
@@ -424,19 +424,21 @@ def _stream(
 ) -> Iterable[Row]:
     """The selection's rows in recall order, by name: TEXT_NAMES, plus VALUE_NAMES for JSON;
     read a chunk at a time as they are asked for (larger chunks when `whole`: every row is
-    wanted). `memories`: a narrower part of selection.memories() (then with their ids and
-    update times)."""
+    wanted). `memories`: a narrower part of selection.memories(), then with their ids and
+    update times, read as values (a mind as of a moment orders other memories among them)."""
     expired: Any = Value(False)  # memories() left the expired ones out
     if selection.include_expired:
         expired = ExpressionWrapper(expired_q(selection.now), BooleanField())
     names = (*VALUE_NAMES, *TEXT_NAMES) if for_json else TEXT_NAMES
+    whole_text = whole and not for_json
     if memories is None:
         memories = selection.memories()
     else:
         names = ("id", "updated_at", *names)
+        whole_text = False  # the driver's rows hold no values to compare
     memories = memories.annotate(tags_text=Cast("tags", TextField()), expired=expired)
     rows = memories.values_list(*dict.fromkeys(names), named=True)
-    if whole and not for_json and connections[rows.db].vendor == "sqlite":
+    if whole_text and connections[rows.db].vendor == "sqlite":
         return _driver_rows(rows, WHOLE_CHUNK)  # the whole text: see there
     return rows.iterator(chunk_size=WHOLE_CHUNK if whole else STREAM_CHUNK)
 
@@ -627,7 +629,7 @@ def _about_plan(selection: RecallSelection, *, budget: int | None, for_json: boo
     entries: list[str] = []
     kept: list[Row] = []
     critical_rows = selection.memories().filter(priority=Priority.CRITICAL)
-    for row in _stream(selection, for_json=for_json, whole=False, memories=critical_rows):
+    for row in recall_rows(selection, for_json=for_json, whole=False, memories=critical_rows):
         entry = _entry(len(entries) + 1, row)
         entries.append(entry)
         kept.append(row)
@@ -674,7 +676,7 @@ def _relevant(selection: RecallSelection, *, for_json: bool) -> tuple[list[Row],
     )
     scores = dict(page.scored)
     found = selection.memories().filter(pk__in=list(scores)).exclude(priority=Priority.CRITICAL)
-    rows = list(_stream(selection, for_json=for_json, whole=False, memories=found))
+    rows = list(recall_rows(selection, for_json=for_json, whole=False, memories=found))
     # Last, the search's own order: what it could not tell apart either.
     place = {memory_id: index for index, (memory_id, _) in enumerate(page.scored)}
     rows.sort(key=lambda r: (-scores[r.id], -r.priority, -r.updated_at.timestamp(), place[r.id]))
