@@ -226,7 +226,7 @@ def test_tour_of_the_main_pages(page, live_server, month):
     )
 
     page.get_by_role("link", name="Olive's assistant").click()
-    expect(page.locator("svg[role=img]")).to_have_count(4)
+    expect(page.locator("svg[role=img]")).to_have_count(5)  # the timeline too
     expect(page.get_by_text("verified:", exact=False).first).to_be_visible()
 
     page.get_by_role("link", name="Memories", exact=True).click()
