@@ -29,8 +29,11 @@ import json
 from collections.abc import Generator, Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, cast
+from typing import Any
 
+import orjson
+from django.core.exceptions import EmptyResultSet
+from django.db import connections
 from django.db.models import Max, QuerySet
 
 from core.errors import Conflict, Invalid, NotFound
@@ -74,8 +77,6 @@ class _Purged:
 
 _PURGED = _Purged()
 State = dict[str, Any] | _Purged
-# An audit row read as values: its memory_id, action, changes and at, by name.
-Event = Any
 
 
 @dataclass
@@ -87,6 +88,9 @@ class MindAsOf:
     at: datetime
     memories: list[Memory] = field(default_factory=list)
     purged: int = 0
+    # The memories the audit rows since touched: the rebuilt ones (and the ones created or
+    # purged since).
+    touched: frozenset[str] = frozenset()
 
     def chosen(self, filters: MemoryFilters = NO_FILTERS, sort: str | None = None) -> list[Memory]:
         """The memories `filters` keep, expiry judged at `at`, in the order SORTS[sort]
@@ -167,33 +171,40 @@ def memory_search_as_of(
 class RecallAsOf(RecallSelection):
     """A recall of the mind as it was at `now`. The memories no audit row since touched are
     as they are now: read as today's recall reads them (held then when created by then,
-    expiry judged then), and merged in recall order with `rebuilt`, the touched ones as
-    they were, which the selection keeps. Rendered by memories.recall like any selection."""
+    expiry judged then), the `touched` ones skipped as they come, and merged in recall
+    order with `rebuilt`, the touched ones as they were, which the selection keeps.
+    Rendered by memories.recall like any selection."""
 
     rebuilt: tuple[Memory, ...] = ()
+    touched: frozenset[str] = frozenset()
 
     def _narrowed(self, expired: Expired) -> MemoryQuerySet:
         if self.now < self.mind.created_at:
             return Memory.objects.none()  # before the mind existed: an empty mind
-        untouched = super()._narrowed(expired).filter(created_at__lte=self.now)
-        return untouched.exclude(pk__in=_touched_ids(self.mind, self.now))
+        return super()._narrowed(expired).filter(created_at__lte=self.now)
 
     def rows(self, *, for_json: bool, whole: bool) -> Iterable[Row]:
-        untouched = recall_rows(self, for_json=for_json, whole=whole, memories=self.memories())
+        today = recall_rows(self, for_json=for_json, whole=whole, memories=self.memories())
+        untouched = (row for row in today if row.id not in self.touched)
         return heapq.merge(untouched, self.rebuilt, key=_recall_key, reverse=True)
 
     def first_keys(self, priority: int) -> tuple[str, ...]:
         names = ("priority", "updated_at", "id", "key")
-        first = self.memories().filter(priority=priority).values_list(*names, named=True)
+        first = self.memories().filter(priority=priority).exclude(pk__in=self._touched_now())
+        rows = first.values_list(*names, named=True)[:MAX_KEYS_NAMED]
         rebuilt = (memory for memory in self.rebuilt if memory.priority == priority)
-        merged = heapq.merge(first[:MAX_KEYS_NAMED], rebuilt, key=_recall_key, reverse=True)
+        merged = heapq.merge(rows, rebuilt, key=_recall_key, reverse=True)
         return tuple(row.key for row in itertools.islice(merged, MAX_KEYS_NAMED))
 
     def counts(self) -> dict[tuple[bool, int], int]:
         counts = super().counts()
+        touched = self.counts_of(self.filtered().filter(pk__in=self._touched_now()))
         for memory in self.rebuilt:
             counts[(memory.verified, memory.priority)] += 1
-        return counts
+        return {group: n - touched[group] for group, n in counts.items()}
+
+    def _touched_now(self) -> QuerySet[MemoryEvent, Any]:
+        return _touched_ids(self.mind, self.now)
 
 
 def _recall_key(row: Row) -> tuple[int, datetime, str]:
@@ -229,7 +240,7 @@ def recall_as_of(
         memory.tags_text = json.dumps(memory.tags)  # type: ignore[attr-defined]
         memory.expired = memory.is_expired(at)  # type: ignore[attr-defined]
     fields = {f.name: getattr(selection, f.name) for f in dataclasses.fields(selection)}
-    return RecallAsOf(**fields, rebuilt=tuple(rebuilt))
+    return RecallAsOf(**fields, rebuilt=tuple(rebuilt), touched=touched.touched)
 
 
 # --- The walk back ----------------------------------------------------------------------------
@@ -254,16 +265,19 @@ def _rebuilt(
             memory.mind = mind
             held.memories.append(memory)
     # Read as values, not instances; one created since is taken away by its create row.
-    rows_now = now.filter(pk__in=touched, created_at__lte=at).values_list("id", *_ATTRIBUTES)
+    # By id alone: the rows name this mind's memories, and the primary key finds them.
+    touched_now = Memory.objects.filter(pk__in=touched, created_at__lte=at)
+    if memory_id is not None:
+        touched_now = touched_now.filter(pk=memory_id)
+    rows_now = touched_now.values_list("id", *_ATTRIBUTES)
     today = {row[0]: dict(zip(_ATTRIBUTES, row[1:], strict=True)) for row in rows_now}
     states: dict[str, State | None] = {}
-    names = ("memory_id", "action", "changes", "at")
-    rows = events.order_by("-at", "-id").values_list(*names, named=True)
-    walk = cast(Generator[Event, None, None], rows.iterator(chunk_size=WALK_CHUNK))
+    walk = _events_back(events)
     try:
         restamped = _walk_back(states, today, walk)
     finally:
         walk.close()  # a refusal stops the walk half way: its cursor closes now
+    held.touched = frozenset(states)
     stamps = _latest_writes(mind, at, [pk for pk in restamped if pk in states])
     for pk, state in states.items():
         if state is None:
@@ -271,12 +285,45 @@ def _rebuilt(
         if isinstance(state, _Purged):
             held.purged += 1
             continue
-        if pk in stamps:
-            state["updated_at"] = stamps[pk]
+        if pk in restamped:
+            # No write at or before the moment left a row: it was as it was born.
+            state["updated_at"] = stamps.get(pk, state["created_at"])
         memory = _memory(pk, mind, state)
         if memory.created_at <= at:  # (a row no create was recorded for: kept from its birth)
             held.memories.append(memory)
     return held
+
+
+@dataclass(frozen=True)
+class _Event:
+    """An audit row as the walk reads it."""
+
+    id: int
+    memory_id: str
+    action: str
+    changes: dict[str, Any]
+
+    @property
+    def at(self) -> datetime:
+        """When it was written (read again: only a refusal names it)."""
+        return MemoryEvent.objects.values_list("at", flat=True).get(pk=self.id)
+
+
+def _events_back(events: QuerySet[MemoryEvent, Any]) -> Generator[_Event, None, None]:
+    """`events` newest first, their `changes` decoded from the column's JSON text by orjson:
+    Django's per-row conversion of the text and the times is most of a walk's reading."""
+    rows = events.order_by("-at", "-id").values_list("id", "memory_id", "action", "changes")
+    try:
+        sql, params = rows.query.sql_with_params()
+    except EmptyResultSet:  # .none(): nothing to read
+        return
+    with connections[rows.db].cursor() as cursor:
+        cursor.execute(sql, params)
+        while fetched := cursor.fetchmany(WALK_CHUNK):
+            for pk, memory_id, action, changes in fetched:
+                if isinstance(changes, str | bytes):
+                    changes = orjson.loads(changes)
+                yield _Event(pk, memory_id, action, changes)
 
 
 def _touched_ids(mind: Mind, at: datetime) -> QuerySet[MemoryEvent, Any]:
@@ -286,7 +333,7 @@ def _touched_ids(mind: Mind, at: datetime) -> QuerySet[MemoryEvent, Any]:
 
 
 def _walk_back(
-    states: dict[str, State | None], today: dict[str, dict[str, Any]], events: Iterator[Event]
+    states: dict[str, State | None], today: dict[str, dict[str, Any]], events: Iterator[_Event]
 ) -> set[str]:
     """Undo `events` (newest first) on `states` (model attributes to values), which take a
     memory's values from `today` at its first row (None: the mind did not hold it); the ids
@@ -315,7 +362,7 @@ def _walk_back(
     return restamped
 
 
-def _before_delete(event: Event) -> State:
+def _before_delete(event: _Event) -> State:
     """The memory as its delete found it: every value its tombstone kept."""
     if audit.is_purged(event.changes.get("key")):
         return _PURGED  # the whole memory was purged since (a redaction leaves the key)
@@ -323,7 +370,7 @@ def _before_delete(event: Event) -> State:
     return {kept.attribute: _old(event, change, kept) for kept, change in changes if kept}
 
 
-def _old(event: Event, change: Any, kept: PublicField) -> Any:
+def _old(event: _Event, change: Any, kept: PublicField) -> Any:
     """The value a row replaced, as the model holds it; PURGED_VALUE when purged since;
     Conflict when folded."""
     if audit.is_folded(change):

@@ -123,9 +123,13 @@ class RecallSelection:
         (mind, verified, priority) index, the second touches only the expired rows, where
         counting the live rows directly would read every row of the mind.
         """
-        counts = _grouped_counts(self.filtered())
+        return self.counts_of(self.filtered())
+
+    def counts_of(self, filtered: MemoryQuerySet) -> dict[tuple[bool, int], int]:
+        """counts() of `filtered`, a part of filtered()."""
+        counts = _grouped_counts(filtered)
         if not self.include_expired:
-            for group, expired in _grouped_counts(self.filtered().expired(self.now)).items():
+            for group, expired in _grouped_counts(filtered.expired(self.now)).items():
                 counts[group] -= expired
         return counts
 
