@@ -72,6 +72,41 @@ def a_month_of_writes(mind, count: int, *, seed: int = 3) -> dict[str, int]:
     return done
 
 
+def age(mind, *, back: timedelta = timedelta(days=40)) -> None:
+    """Move the mind, its memories and their audit rows `back`: all of it older than the
+    month looked back on."""
+    from django.db.models import F
+
+    from memories.models import Memory, MemoryEvent
+
+    Memory.objects.filter(mind=mind).update(
+        created_at=F("created_at") - back, updated_at=F("updated_at") - back
+    )
+    MemoryEvent.objects.filter(mind=mind).update(at=F("at") - back)
+    type(mind).objects.filter(pk=mind.pk).update(created_at=F("created_at") - back * 10)
+    mind.refresh_from_db()
+
+
+def measure(client: common.HttpClient, *, requests: int, warmup: int) -> list[common.Figure]:
+    """Recall with budget=2000 today and as of 30 days ago, then the same pair in full."""
+    from django.utils import timezone
+
+    month_ago = quote((timezone.now() - timedelta(days=30)).isoformat())
+    figures = []
+    for name, path in (
+        ("recall?budget=2000", "/memory/recall?budget=2000"),
+        ("recall, full", "/memory/recall"),
+    ):
+        then_path = f"{path}{'&' if '?' in path else '?'}as_of={month_ago}"
+        for label, url in (("today", path), ("as_of a month back", then_path)):
+            figure = common.Figure(f"GET {name}, {label}")
+            figure.timings = common.measure(
+                lambda u=url: client.get(u), requests=requests, warmup=warmup
+            )
+            figures.append(figure)
+    return figures
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--memories", type=int, default=10_000)
@@ -95,47 +130,18 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     print(common.cpu())
     with common.BenchDatabase(database=args.database[0]) as db:
-        from django.db.models import F
-        from django.utils import timezone
-
-        from memories.models import Memory
-
         _, mind, key = common.create_mind("As of")
         common.seed_memories(mind, args.memories)
-        # Everything seeded, and the mind itself, is older than the month looked back on.
-        back = timedelta(days=40)
-        Memory.objects.filter(mind=mind).update(
-            created_at=F("created_at") - back, updated_at=F("updated_at") - back
-        )
-        type(mind).objects.filter(pk=mind.pk).update(
-            created_at=timezone.now() - timedelta(days=400)
-        )
-        mind.refresh_from_db()
+        age(mind)
         started = time.perf_counter()
         done = a_month_of_writes(mind, args.writes)
         print(f"a month of writes {done} in {time.perf_counter() - started:.1f}s")
         db.settle()
-        month_ago = quote((timezone.now() - timedelta(days=30)).isoformat())
         with common.Server(db, port=args.port, workers=args.workers) as server:
-            client = server.client(token=key)
-            pairs = [
-                ("recall?budget=2000", "/memory/recall?budget=2000"),
-                ("recall, full", "/memory/recall"),
-            ]
-            rows = []
-            for name, path in pairs:
-                today = common.Figure(f"GET {name}, today")
-                today.timings = common.measure(
-                    lambda p=path: client.get(p), requests=n, warmup=warm
-                )
-                then = common.Figure(f"GET {name}, as_of a month back")
-                then.timings = common.measure(
-                    lambda p=path: client.get(f"{p}{'&' if '?' in p else '?'}as_of={month_ago}"),
-                    requests=n,
-                    warmup=warm,
-                )
+            figures = measure(server.client(token=key), requests=n, warmup=warm)
+            for today, then in (figures[:2], figures[2:]):
                 print(common.format_table([today, then], baseline=today))
-                rows += [{"name": f.name, "p50": f.p50_ms, "p95": f.p95_ms} for f in (today, then)]
+            rows = [{"name": f.name, "p50": f.p50_ms, "p95": f.p95_ms} for f in figures]
             common.write_results(args.results, rows)
     return 0
 

@@ -46,7 +46,10 @@ started the way `make run` starts it (gunicorn.conf.py, WEB_CONCURRENCY=2 worker
    webhooks on the mind (one never answers), beside the same writes without;
 13. pictures (bench/bench_pictures.py): the measured mind's graph (max_nodes=200) and
    timeline by day, over the audit rows its writes would have left (seeded in step 1),
-   each beside a plain GET /memory page of the same mind.
+   each beside a plain GET /memory page of the same mind;
+14. recall as of a month back (bench/bench_as_of.py): the measured mind and its audit rows
+   moved 40 days back, a month of writes through the services (3,000; 300 with --quick),
+   then recall with budget=2000 and in full, today and `as_of` 30 days ago.
 
 Everything runs with SYNAPSE_EMBEDDINGS=local, as in production: writes queue their
 memories for embedding. Takes 4 to 6 minutes on 2 cores, depending on load. Loopback only,
@@ -74,6 +77,7 @@ from urllib.parse import urlencode
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench import (
+    bench_as_of,
     bench_dashboard,
     bench_pictures,
     bench_search,
@@ -536,6 +540,12 @@ def main(argv: list[str] | None = None) -> int:
             # 13. Pictures: the measured mind's graph and timeline, beside a list page.
             pictures = bench_pictures.measure(client, requests=rounds, warmup=3)
             say(f"graph p50 {pictures[1].p50_ms:.1f} ms, timeline {pictures[2].p50_ms:.1f} ms")
+
+            # 14. Recall as of a month back, after a month of writes to the measured mind.
+            bench_as_of.age(mind)
+            bench_as_of.a_month_of_writes(mind, 300 if quick else 3000)
+            as_of = bench_as_of.measure(client, requests=rounds, warmup=3)
+            say(f"recall as of a month back p50 {as_of[1].p50_ms:.1f} ms")
         raw.close()
 
     rows = table_rows(
@@ -562,6 +572,7 @@ def main(argv: list[str] | None = None) -> int:
         verify_all=verify_all,
         webhooks=webhooks,
         pictures=pictures,
+        as_of=as_of,
         total_seeded=total_seeded,
         mind_size=mind_size,
     )
@@ -730,6 +741,17 @@ def table_rows(**f) -> list[Row]:
                 f"{figure.p50_ms / baseline.p50_ms:.1f}x",
                 f"p50 <= {target:.0f} ms",
                 figure.p50_ms <= target,
+            )
+        )
+    for today, then in (f["as_of"][:2], f["as_of"][2:]):
+        rows.append(
+            Row(
+                f"{then.name} ({size:,} memories)",
+                f"{then.p50_ms:.1f} / {then.p95_ms:.1f} ms",
+                f"today {today.p50_ms:.1f} ms",
+                f"{then.p50_ms / today.p50_ms:.1f}x",
+                "p50 <= 3x today",
+                then.p50_ms <= 3 * today.p50_ms,
             )
         )
     bare, loaded = f["without_model"], f["with_model"]
