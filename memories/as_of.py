@@ -32,8 +32,6 @@ from datetime import datetime
 from typing import Any
 
 import orjson
-from django.core.exceptions import EmptyResultSet
-from django.db import connections
 from django.db.models import Max, QuerySet
 
 from core.errors import Conflict, Invalid, NotFound
@@ -41,7 +39,14 @@ from memories import audit
 from memories.fields import FIELDS_BY_NAME, TOMBSTONE_FIELDS, PublicField, iso
 from memories.filters import DEFAULT_SORT, NO_FILTERS, Expired, MemoryFilters, sorted_memories
 from memories.models import Memory, MemoryEvent, MemoryQuerySet
-from memories.recall import MAX_KEYS_NAMED, RecallSelection, Row, recall_rows, recall_selection
+from memories.recall import (
+    MAX_KEYS_NAMED,
+    RecallSelection,
+    Row,
+    driver_rows,
+    recall_rows,
+    recall_selection,
+)
 from memories.rows import SAME_VALUES_CHUNK
 from memories.rules import can_be_stored
 from memories.search import SearchPage, SearchQueryError, parse_query
@@ -310,20 +315,13 @@ class _Event:
 
 
 def _events_back(events: QuerySet[MemoryEvent, Any]) -> Generator[_Event, None, None]:
-    """`events` newest first, their `changes` decoded from the column's JSON text by orjson:
-    Django's per-row conversion of the text and the times is most of a walk's reading."""
+    """`events` newest first, their `changes` decoded from the column's JSON text by orjson
+    (recall.driver_rows: Django's per-row conversion is most of a walk's reading)."""
     rows = events.order_by("-at", "-id").values_list("id", "memory_id", "action", "changes")
-    try:
-        sql, params = rows.query.sql_with_params()
-    except EmptyResultSet:  # .none(): nothing to read
-        return
-    with connections[rows.db].cursor() as cursor:
-        cursor.execute(sql, params)
-        while fetched := cursor.fetchmany(WALK_CHUNK):
-            for pk, memory_id, action, changes in fetched:
-                if isinstance(changes, str | bytes):
-                    changes = orjson.loads(changes)
-                yield _Event(pk, memory_id, action, changes)
+    for pk, memory_id, action, changes in driver_rows(rows, WALK_CHUNK):
+        if isinstance(changes, str | bytes):
+            changes = orjson.loads(changes)
+        yield _Event(pk, memory_id, action, changes)
 
 
 def _touched_ids(mind: Mind, at: datetime) -> QuerySet[MemoryEvent, Any]:

@@ -443,24 +443,29 @@ def recall_rows(
     memories = memories.annotate(tags_text=Cast("tags", TextField()), expired=expired)
     rows = memories.values_list(*dict.fromkeys(names), named=True)
     if whole_text and connections[rows.db].vendor == "sqlite":
-        return _driver_rows(rows, WHOLE_CHUNK)  # the whole text: see there
+        # The whole text needs no conversion: `verified` and `expired` are only tested for truth.
+        return driver_rows(rows, WHOLE_CHUNK, named=True)
     return rows.iterator(chunk_size=WHOLE_CHUNK if whole else STREAM_CHUNK)
 
 
-def _driver_rows(rows: QuerySet[Memory, Any], chunk: int) -> Iterator[Row]:
-    """The rows as the database driver returns them, named by their columns. Django's
-    per-row value conversion is a large share of a whole-mind recall, and the text needs
-    none of it (`verified` and `expired` are only tested for truth). SQLite's cursor reads
-    as it is fetched from (elsewhere a plain cursor would hold the whole result)."""
+def driver_rows(rows: QuerySet[Any, Any], chunk: int, *, named: bool = False) -> Iterator[Any]:
+    """The rows as the database driver returns them (tuples, or named by their columns), read
+    `chunk` at a time. Django's per-row value conversion is a large share of a whole-mind
+    recall and of a walk back through the audit trail, and neither needs it. SQLite's cursor
+    reads as it is fetched from (elsewhere a plain cursor would hold the whole result)."""
     try:
         sql, params = rows.query.sql_with_params()
     except EmptyResultSet:  # .none(): nothing to read
         return
     with connections[rows.db].cursor() as cursor:
         cursor.execute(sql, params)
-        named = namedtuple("Row", [column[0] for column in cursor.description])  # type: ignore[misc]
+        if not named:
+            while fetched := cursor.fetchmany(chunk):
+                yield from fetched
+            return
+        row = namedtuple("Row", [column[0] for column in cursor.description])  # type: ignore[misc]
         while fetched := cursor.fetchmany(chunk):
-            yield from map(named._make, fetched)
+            yield from map(row._make, fetched)
 
 
 class _Lookahead:
