@@ -17,6 +17,9 @@ HEIGHT = 600
 MARGIN = 40
 ITERATIONS = 120
 SEED = 7
+# A pull towards the middle: without it groups with nothing between them drift apart, and
+# once the whole is scaled to the canvas each group shrinks to a dot.
+GRAVITY = 8.0
 
 
 def graph_layout(
@@ -63,6 +66,7 @@ def graph_layout(
         attraction = weights * distance / k
         np.fill_diagonal(repulsion, 0.0)
         force = ((repulsion - attraction)[:, :, None] * delta).sum(axis=1)
+        force += GRAVITY * (0.5 - position)
         length = np.maximum(np.linalg.norm(force, axis=1), 1e-9)
         position += force / length[:, None] * np.minimum(length, temperature)[:, None]
         temperature -= cooling
