@@ -126,6 +126,7 @@ def main_pages(mind) -> list[str]:
         f"{base}/memories/{memory.pk}/",
         f"{base}/review/",
         f"{base}/activity/",
+        f"{base}/graph/",
         f"{base}/settings/",
         f"{base}/webhooks/",
         f"{base}/webhooks/{webhook.pk}/",
