@@ -346,6 +346,9 @@ def test_sdk_visualization_graph_tags_and_timeline(live_server, owner_mind, sett
         "note_c"
     ]
     assert sdk.visualization.graph(include_edges=False)["edges"] == []
+    # `verified` has no argument of its own in the client: its generic request sends it.
+    assert len(sdk.request("GET", "/memory/graph?verified=false")["nodes"]) == 3
+    assert sdk.request("GET", "/memory/graph?verified=true")["nodes"] == []
 
     tags = sdk.visualization.tags()
     assert [(t["tag"], t["count"]) for t in tags["tags"]] == [("y", 3), ("x", 2)]

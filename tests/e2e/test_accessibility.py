@@ -178,6 +178,8 @@ RINGS = """() => {
     "a[href], button, input:not([type=hidden]), select, textarea, summary, [tabindex]";
   return Array.from(document.querySelectorAll(focusable))
     .filter((el) => el.getClientRects().length && !el.disabled && el.tabIndex >= 0)
+    // What a folded <details> holds takes no focus until it is opened.
+    .filter((el) => { el.focus(); return document.activeElement === el; })
     .map((el) => {
       el.focus();
       const style = getComputedStyle(el);
