@@ -57,15 +57,16 @@ def graph_layout(
     k = np.sqrt(1.0 / n)
     temperature = 0.1
     cooling = temperature / (iterations + 1)
+    diagonal = np.eye(n, dtype=bool)
     for _ in range(iterations):
-        delta = position[:, None, :] - position[None, :, :]
-        distance = np.linalg.norm(delta, axis=-1)
-        np.fill_diagonal(distance, 1.0)
-        distance = np.maximum(distance, 0.01)
-        repulsion = k * k / distance**2
-        attraction = weights * distance / k
-        np.fill_diagonal(repulsion, 0.0)
-        force = ((repulsion - attraction)[:, :, None] * delta).sum(axis=1)
+        # x and y apart: two (n, n) matrices a step rather than one (n, n, 2).
+        dx = position[:, 0, None] - position[None, :, 0]
+        dy = position[:, 1, None] - position[None, :, 1]
+        squared = np.maximum(dx * dx + dy * dy, 1e-4)  # two nodes on one spot still part
+        # Along the line between two nodes: repulsion k²/d, attraction (weighted) d²/k.
+        pull = k * k / squared - weights * np.sqrt(squared) / k
+        pull[diagonal] = 0.0
+        force = np.stack(((pull * dx).sum(axis=1), (pull * dy).sum(axis=1)), axis=1)
         force += GRAVITY * (0.5 - position)
         length = np.maximum(np.linalg.norm(force, axis=1), 1e-9)
         position += force / length[:, None] * np.minimum(length, temperature)[:, None]
