@@ -10,6 +10,8 @@ from typing import Any
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
+from django.utils.html import format_html_join
+from django.utils.safestring import SafeString
 
 from dashboard.forms import GraphFilterForm
 from dashboard.graph_layout import HEIGHT, WIDTH, layout_of_graph
@@ -24,6 +26,9 @@ from minds.access import Level
 RADIUS = {"low": 6.0, "normal": 8.0, "high": 11.0, "critical": 14.0}
 # Edge widths: the lightest edge drawn this wide, the heaviest EDGE_WIDTH[1].
 EDGE_WIDTH = (1.0, 4.0)
+# The page draws at most this many links, the heaviest (the graph's order): past it the
+# lines are a grey mass that only makes the page slow to send and to draw.
+EDGES_DRAWN = 2_000
 
 
 @dataclass(frozen=True)
@@ -65,7 +70,8 @@ class Edge:
 
 def drawn_graph(graph: dict[str, Any]) -> tuple[list[Node], list[Edge]]:
     """The nodes and edges of a memory_graph answer with the places and sizes they are drawn
-    at."""
+    at: every node, and the EDGES_DRAWN heaviest edges (every edge counts in a node's
+    `links` and in where it is placed)."""
     places = layout_of_graph(graph)
     links: Counter[str] = Counter()
     for edge in graph["edges"]:
@@ -98,9 +104,23 @@ def drawn_graph(graph: dict[str, Any]) -> tuple[list[Node], list[Edge]]:
             width=round(thin + (thick - thin) * (edge["weight"] / heaviest), 2),
             shared_tags=edge["shared_tags"],
         )
-        for edge in graph["edges"]
+        for edge in graph["edges"][:EDGES_DRAWN]
     ]
     return nodes, edges
+
+
+def edge_lines(edges: list[Edge]) -> SafeString:
+    """The edges' SVG lines, escaped as a template would: written here, as a loop of
+    thousands in the template language is what would make the page slow."""
+    return format_html_join(
+        "\n",
+        '<line x1="{}" y1="{}" x2="{}" y2="{}" stroke-width="{}" class="graph-edge" '
+        'data-source="{}" data-target="{}"><title>Shared tags: {}</title></line>',
+        (
+            (e.x1, e.y1, e.x2, e.y2, e.width, e.source, e.target, ", ".join(e.shared_tags))
+            for e in edges
+        ),
+    )
 
 
 @login_required
@@ -120,7 +140,9 @@ def mind_graph(request: HttpRequest, mind_id: str) -> HttpResponse:
             "filtered": any(form.cleaned_data.values()),
             "nodes": nodes,
             "edges": edges,
+            "edge_lines": edge_lines(edges),
             "stats": answer["stats"],
+            "links": answer["stats"]["edges"] + answer["stats"]["edges_left_out"],
             "width": WIDTH,
             "height": HEIGHT,
             "categories": [c for c in Category.values if c in shown],

@@ -171,3 +171,23 @@ def test_the_page_has_no_inline_script_or_style(web, mind, small):
     html = response.content.decode()
     assert "<script>" not in html and " style=" not in html and " on" + "click=" not in html
     assert "script-src 'self'" in response["Content-Security-Policy"]
+
+
+def test_only_the_heaviest_links_are_drawn_past_the_pages_limit(web, mind, small, monkeypatch):
+    monkeypatch.setattr("dashboard.views.graph.EDGES_DRAWN", 1)
+    response = page(web, mind)
+    html = response.content.decode()
+    assert html.count('class="graph-edge"') == 1
+    assert "4 memories, 3 links (the 1 heaviest drawn), 2 groups" in html
+    (drawn,) = response.context["edges"]
+    assert {drawn.source, drawn.target} == {small["a"].pk, small["b"].pk}
+    # A node's links count them all.
+    assert {n.key: n.links for n in response.context["nodes"]}["note_c"] == 2
+
+
+def test_tags_and_keys_are_escaped_in_the_picture(web, mind):
+    agent_store(mind, key="fact_one", tags=['<b>"x"</b>'])
+    agent_store(mind, key="fact_two", tags=['<b>"x"</b>'])
+    html = page(web, mind).content.decode()
+    assert "Shared tags: &lt;b&gt;&quot;x&quot;&lt;/b&gt;</title>" in html
+    assert "<b>" not in html
