@@ -129,3 +129,25 @@ def test_the_keyboard_reaches_a_node_and_enter_opens_it(tab, live_server, mind):
     expect(first).to_be_focused()
     tab.keyboard.press("Enter")
     expect(tab.locator("h1")).to_contain_text(key)
+
+
+def test_the_wheel_zooms_and_dragging_the_background_moves_the_picture(tab, live_server, mind):
+    tab.goto(f"{live_server.url}/dashboard/minds/{mind.pk}/graph/")
+    figure = tab.locator("[data-graph]")
+    svg = tab.locator("[data-graph-svg]").bounding_box()
+    # A corner of the picture, clear of every node.
+    x, y = svg["x"] + 8, svg["y"] + 8
+    tab.mouse.move(x, y)
+    tab.mouse.wheel(0, -100)
+    expect(figure).to_have_attribute("data-graph-scale", "1.25")
+    before = node(tab, "fact_city").bounding_box()
+    tab.mouse.down()
+    tab.mouse.move(x + 80, y + 50, steps=6)
+    tab.mouse.up()
+    after = node(tab, "fact_city").bounding_box()
+    assert after["x"] > before["x"] + 40 and after["y"] > before["y"] + 20
+    assert "/graph/" in tab.url
+    # The keyboard zooms too, from anywhere in the picture.
+    node(tab, "fact_city").focus()
+    tab.keyboard.press("-")
+    expect(figure).to_have_attribute("data-graph-scale", "1")
