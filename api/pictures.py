@@ -74,6 +74,12 @@ class MemoryGraphView(APIView):
             OpenApiParameter("category", str, enum=list(CATEGORIES)),
             OpenApiParameter("tag", str, description="Only memories with this tag."),
             OpenApiParameter(
+                "verified",
+                bool,
+                description="Only verified (true) or only unverified (false) memories; "
+                "default both.",
+            ),
+            OpenApiParameter(
                 "edges",
                 str,
                 enum=list(EDGE_KINDS),
@@ -108,6 +114,7 @@ def graph_query(params: Params) -> GraphQuery:
         ),
         category=param_category(params),
         tag=param_tag(params),
+        verified=param_bool(params, "verified", default=None),
         min_confidence=param_number(params, "min_confidence", default=0.0, minimum=0, maximum=1),
         include_edges=bool(param_bool(params, "include_edges", default=True)),
         min_shared_tags=param_int(

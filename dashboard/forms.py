@@ -16,6 +16,7 @@ from django.views.decorators.debug import sensitive_variables
 from accounts.services import password_problems
 from memories.filters import SORTS, Expired, MemoryFilters
 from memories.models import MAX_TAG_LENGTH, Category, Memory, Priority, Source
+from memories.pictures import NODES_RANGE, SHARED_TAGS_RANGE, GraphQuery
 from memories.rules import normalize_tag
 from memories.search import MAX_QUERY_CHARS
 from memories.selectors import EXPIRING_SOON
@@ -537,3 +538,56 @@ class AsOfForm(forms.Form):
         else:
             cleaned["at"] = moment
         return cleaned
+
+
+# The Graph page draws at most this many nodes: beyond it an SVG of circles is a blur.
+GRAPH_NODES_RANGE = (NODES_RANGE[0], 300)
+GRAPH_NODES_DEFAULT = 150
+
+
+class GraphFilterForm(forms.Form):
+    """The filters of a mind's Graph page (all optional; read from the query string)."""
+
+    category = forms.ChoiceField(
+        label="Category", required=False, choices=[("", "Any category"), *CATEGORY_CHOICES]
+    )
+    tag = forms.CharField(
+        label="Tag",
+        required=False,
+        max_length=MAX_TAG_LENGTH,
+        widget=forms.TextInput(attrs={"list": "mind-tags", "autocomplete": "off"}),
+    )
+    verified = forms.ChoiceField(
+        label="Verified",
+        required=False,
+        choices=[("", "Verified or not"), ("yes", "Verified"), ("no", "Unverified")],
+    )
+    min_shared_tags = forms.IntegerField(
+        label="Tags shared for a link",
+        required=False,
+        min_value=SHARED_TAGS_RANGE[0],
+        max_value=SHARED_TAGS_RANGE[1],
+        widget=forms.NumberInput(attrs={"placeholder": str(SHARED_TAGS_RANGE[0])}),
+    )
+    max_nodes = forms.IntegerField(
+        label="At most this many memories",
+        required=False,
+        min_value=GRAPH_NODES_RANGE[0],
+        max_value=GRAPH_NODES_RANGE[1],
+        widget=forms.NumberInput(attrs={"placeholder": str(GRAPH_NODES_DEFAULT)}),
+    )
+
+    def clean_tag(self) -> str:
+        return normalize_tag(self.cleaned_data.get("tag", ""))
+
+    def query(self) -> GraphQuery:
+        """The valid filters as the core's GraphQuery (call after is_valid(); an invalid value
+        narrows nothing)."""
+        data = {name: value for name, value in self.cleaned_data.items() if value}
+        return GraphQuery(
+            max_nodes=data.get("max_nodes", GRAPH_NODES_DEFAULT),
+            category=data.get("category"),
+            tag=data.get("tag"),
+            verified={"yes": True, "no": False}.get(data.get("verified", "")),
+            min_shared_tags=data.get("min_shared_tags", SHARED_TAGS_RANGE[0]),
+        )

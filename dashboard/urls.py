@@ -5,6 +5,7 @@ from __future__ import annotations
 from django.urls import path
 
 from dashboard.views import bulk, hygiene, memories, minds, sharing, webhooks
+from dashboard.views.graph import mind_graph
 
 app_name = "dashboard"
 
@@ -34,6 +35,7 @@ urlpatterns = [
     path(MIND + "undo/", memories.memory_undo_view, name="undo"),
     path(MIND + "undo-batch/", bulk.batch_undo, name="undo-batch"),
     path(MIND + "activity/", memories.activity, name="activity"),
+    path(MIND + "graph/", mind_graph, name="graph"),
     path(MIND + "hygiene/", hygiene.hygiene, name="hygiene"),
     path(MIND + "hygiene/compact/", hygiene.compact, name="hygiene-compact"),
     path(MIND + "hygiene/keep/", hygiene.supersede_into, name="hygiene-keep"),

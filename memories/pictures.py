@@ -49,12 +49,14 @@ MEANING_OFF = (
 
 @dataclass(frozen=True)
 class GraphQuery:
-    """What a graph is drawn from: at most `max_nodes` live memories passing the filters,
-    with edges of `edges` kind (none unless `include_edges`)."""
+    """What a graph is drawn from: at most `max_nodes` live memories passing the filters
+    (`verified`: None for both, else only the verified or only the unverified), with edges
+    of `edges` kind (none unless `include_edges`)."""
 
     max_nodes: int = NODES_DEFAULT
     category: str | None = None
     tag: str | None = None
+    verified: bool | None = None
     min_confidence: float = 0.0
     include_edges: bool = True
     min_shared_tags: int = 1
@@ -77,7 +79,7 @@ def memory_graph(
     if query.include_edges and query.edges != "tags" and _embeddings_off():
         raise Invalid.one("edges", MEANING_OFF)
     now = now or timezone.now()
-    filters = MemoryFilters(category=query.category, tag=query.tag)
+    filters = MemoryFilters(category=query.category, tag=query.tag, verified=query.verified)
     nodes = _chosen_nodes(mind, filters, query, now)
     edges: list[dict[str, Any]] = []
     if query.include_edges and nodes:

@@ -113,6 +113,19 @@ def test_category_tag_and_min_confidence_narrow_the_nodes(agent, small):
     assert edges_of(graph(agent, category="note"), small) == {}
 
 
+def test_verified_keeps_only_the_verified_or_only_the_unverified(agent, small):
+    Memory.objects.filter(pk__in=[small["a"].pk, small["c"].pk]).update(verified=True)
+
+    def keys(**params):
+        return sorted(n["key"] for n in graph(agent, **params)["nodes"])
+
+    assert keys(verified="true") == ["fact_a", "note_c"]
+    assert keys(verified="false") == ["fact_b", "note_d"]
+    assert keys(verified="") == ["fact_a", "fact_b", "note_c", "note_d"]
+    assert all(n["verified"] for n in graph(agent, verified="yes")["nodes"])
+    assert edges_of(graph(agent, verified="true"), small) == {frozenset("ac"): (["y"], 1)}
+
+
 def test_max_nodes_keeps_the_highest_priority_then_the_most_recent(agent, mind):
     many_memories(mind, 12, tags=["t"])  # the newest last
     critical = remember(mind, "fact_old_critical", "C", priority="critical")
@@ -164,6 +177,7 @@ def test_an_empty_mind_has_an_empty_graph(agent):
         ("min_confidence", "1.5"),
         ("min_confidence", "nan"),
         ("include_edges", "perhaps"),
+        ("verified", "perhaps"),
         ("category", "dream"),
         ("edges", "colour"),
     ],
@@ -332,6 +346,9 @@ def test_sdk_visualization_graph_tags_and_timeline(live_server, owner_mind, sett
         "note_c"
     ]
     assert sdk.visualization.graph(include_edges=False)["edges"] == []
+    # `verified` has no argument of its own in the client: its generic request sends it.
+    assert len(sdk.request("GET", "/memory/graph?verified=false")["nodes"]) == 3
+    assert sdk.request("GET", "/memory/graph?verified=true")["nodes"] == []
 
     tags = sdk.visualization.tags()
     assert [(t["tag"], t["count"]) for t in tags["tags"]] == [("y", 3), ("x", 2)]

@@ -126,6 +126,7 @@ def main_pages(mind) -> list[str]:
         f"{base}/memories/{memory.pk}/",
         f"{base}/review/",
         f"{base}/activity/",
+        f"{base}/graph/",
         f"{base}/settings/",
         f"{base}/webhooks/",
         f"{base}/webhooks/{webhook.pk}/",
@@ -177,6 +178,8 @@ RINGS = """() => {
     "a[href], button, input:not([type=hidden]), select, textarea, summary, [tabindex]";
   return Array.from(document.querySelectorAll(focusable))
     .filter((el) => el.getClientRects().length && !el.disabled && el.tabIndex >= 0)
+    // What a folded <details> holds takes no focus until it is opened.
+    .filter((el) => { el.focus(); return document.activeElement === el; })
     .map((el) => {
       el.focus();
       const style = getComputedStyle(el);

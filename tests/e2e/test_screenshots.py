@@ -189,6 +189,11 @@ def test_screenshots_of_a_mind_of_five_thousand_memories(browser, page, live_ser
     expect(page.get_by_role("heading", name="Expiring soon")).to_be_visible()
     page.screenshot(path=shots / "review-queue.png")
 
+    # The 150 most important memories, linked where they share two tags or more.
+    page.goto(f"{mind_url}/graph/?min_shared_tags=2")
+    expect(page.locator(".graph-node")).to_have_count(150)
+    page.screenshot(path=shots / "graph.png", full_page=True)
+
     ravi = User.objects.create_user(email="ravi@example.com", password=PASSWORD, name="Ravi")
     share_make(mind, ravi, acl="write")
     share_make(mind, "sam@example.com", acl="read")  # no account yet: pending

@@ -227,6 +227,7 @@ def test_axe_finds_nothing_on_the_guide_the_404_page_and_in_dark_mode(
                     f"{base}/memories/{memory.pk}/delete/",
                     f"{base}/review/",
                     f"{base}/activity/",
+                    f"{base}/graph/",
                     f"{base}/settings/",
                     "/dashboard/nothing-here/",
                 ]:

@@ -175,6 +175,7 @@ DASHBOARD_MIND_ROUTES = {
     "dashboard:undo": "undo/",
     "dashboard:undo-batch": "undo-batch/",
     "dashboard:activity": "activity/",
+    "dashboard:graph": "graph/",
     "dashboard:hygiene": "hygiene/",
     "dashboard:hygiene-compact": "hygiene/compact/",
     "dashboard:hygiene-keep": "hygiene/keep/",

@@ -146,6 +146,7 @@ DASHBOARD_NEEDS: dict[str, tuple[Level | None, Level | None]] = {
     "dashboard:undo": (None, WRITE),
     "dashboard:undo-batch": (None, WRITE),
     "dashboard:activity": (READ, READ),
+    "dashboard:graph": (READ, READ),
     "dashboard:hygiene": (READ, READ),
     "dashboard:hygiene-compact": (None, WRITE),
     "dashboard:hygiene-keep": (None, WRITE),
