@@ -7,6 +7,7 @@ from datetime import timedelta
 from typing import Any
 
 from core.errors import Invalid
+from memories.fields import CONTENT_PATTERN
 
 # A message's content: 1 to this many characters.
 MAX_CONTENT_LENGTH = 10_000
@@ -26,6 +27,15 @@ SEEN_PRECISION = timedelta(seconds=5)
 BODY_FIELDS = ("content", "reply_to_id")
 # The roles `GET /chat/unread?role=` names: whose unread messages are counted.
 ROLES = ("agent", "human")
+
+# The JSON Schema of a message body's fields, for the faces that describe it (OpenAPI, MCP).
+CONTENT_SCHEMA: dict[str, Any] = {
+    "type": "string",
+    "minLength": 1,
+    "maxLength": MAX_CONTENT_LENGTH,
+    "pattern": CONTENT_PATTERN,
+}
+REPLY_TO_SCHEMA: dict[str, Any] = {"type": ["integer", "null"], "minimum": 1}
 
 # NUL is refused by PostgreSQL; lone surrogates cannot be stored as UTF-8 at all.
 _UNENCODABLE = re.compile("[\x00\ud800-\udfff]")
