@@ -457,6 +457,9 @@ MCP_CALLS = [
     ("forget", {"id": "{memory}"}),
     ("forget", {"category": "fact", "key": "owner_fact"}),
     ("remember", {"category": "fact", "key": "owner_fact", "content": "hijacked"}),
+    ("check_messages", {}),
+    ("check_messages", {"since": 0}),
+    ("reply", {"content": "hijacked", "reply_to_id": 1}),
 ]
 
 
