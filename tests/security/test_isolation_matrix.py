@@ -209,6 +209,9 @@ DASHBOARD_MIND_ROUTES = {
     "dashboard:webhook-delete": "webhooks/{webhook}/delete/",
     "dashboard:webhook-delivery": "webhooks/{webhook}/deliveries/{delivery}/",
     "dashboard:webhook-redeliver": "webhooks/{webhook}/deliveries/{delivery}/redeliver/",
+    "dashboard:chat": "chat/",
+    "dashboard:chat-messages": "chat/messages/",
+    "dashboard:chat-remember": "chat/1/remember/",
 }
 # Dashboard routes of no mind: they list or create the signed-in user's own.
 DASHBOARD_OWN_ROUTES = {

@@ -29,6 +29,7 @@ from django.test import Client, override_settings
 from django.utils import timezone
 
 from accounts.once import form_token_new
+from chat.services import chat_send
 from memories.actors import Actor
 from memories.hygiene.compact import memory_compact
 from memories.models import MemoryEvent, SupersedeProposal
@@ -173,6 +174,9 @@ DASHBOARD_NEEDS: dict[str, tuple[Level | None, Level | None]] = {
     "dashboard:share-invite": (None, ADMIN),
     "dashboard:share-change": (None, ADMIN),
     "dashboard:share-revoke": (ADMIN, ADMIN),
+    "dashboard:chat": (READ, WRITE),
+    "dashboard:chat-messages": (READ, None),
+    "dashboard:chat-remember": (None, WRITE),
 }
 
 # Who stands how towards the owner's mind, and at which level they reach it (None: not at all).
@@ -370,6 +374,7 @@ class World:
         remember(self.mind, "owner_hooked", "A change the webhook takes")
         fan_out(self.webhook, now=timezone.now())
         self.delivery = WebhookDelivery.objects.get(webhook=self.webhook)
+        chat_send(mind=self.mind, user=self.owner, body={"content": SECRET_TEXT})  # message 1
         self.invitation = share_make(self.mind, INVITED, acl="read")
         self.people = {"owner": self.owner}
         for role in ("admin", "write", "read"):
