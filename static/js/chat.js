@@ -25,6 +25,7 @@
   function add(html) {
     var holder = document.createElement("ol");
     holder.innerHTML = html;
+    if (window.synapseLocalTimes) window.synapseLocalTimes(holder);
     Array.prototype.slice.call(holder.children).forEach(function (item) {
       if (!document.getElementById(item.id)) log.appendChild(item);
     });
