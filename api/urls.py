@@ -1,10 +1,18 @@
-"""The agents' API: accounts, minds, memories, pictures, export and import, webhooks, and its
-OpenAPI schema."""
+"""The agents' API: accounts, minds, memories, pictures, export and import, webhooks, chat,
+and its OpenAPI schema."""
 
 from django.urls import re_path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
 from api.accounts import LoginView, LogoutView, RefreshView, RegisterView
+from api.chat import (
+    ChatHistoryView,
+    ChatPollView,
+    ChatReplyView,
+    ChatSendView,
+    ChatStatusView,
+    ChatUnreadView,
+)
 from api.compact import MemoryCompactUndoView, MemoryCompactView
 from api.export import MindExportView, MindImportView
 from api.hygiene import MemoryContradictionsView, MemoryDuplicatesView
@@ -97,5 +105,11 @@ urlpatterns = [
         WebhookRedeliverView.as_view(),
         name="webhook-redeliver",
     ),
+    re_path(r"^chat/poll/?$", ChatPollView.as_view(), name="chat-poll"),
+    re_path(r"^chat/reply/?$", ChatReplyView.as_view(), name="chat-reply"),
+    re_path(r"^chat/status/?$", ChatStatusView.as_view(), name="chat-status"),
+    re_path(r"^chat/history/?$", ChatHistoryView.as_view(), name="chat-history"),
+    re_path(r"^chat/unread/?$", ChatUnreadView.as_view(), name="chat-unread"),
+    re_path(r"^chat/send/?$", ChatSendView.as_view(), name="chat-send"),
     *router.urls,
 ]

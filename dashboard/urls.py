@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.urls import path
 
-from dashboard.views import bulk, hygiene, memories, minds, sharing, webhooks
+from dashboard.views import bulk, chat, hygiene, memories, minds, sharing, webhooks
 from dashboard.views.graph import mind_graph
 
 app_name = "dashboard"
@@ -61,4 +61,7 @@ urlpatterns = [
     path(MEMORY + "unverify/", memories.memory_unverify_view, name="memory-unverify"),
     path(MEMORY + "delete/", memories.memory_delete_confirm, name="memory-delete"),
     path(MEMORY + "restore/<int:event_id>/", memories.memory_restore, name="memory-restore"),
+    path(MIND + "chat/", chat.chat, name="chat"),
+    path(MIND + "chat/messages/", chat.chat_messages, name="chat-messages"),
+    path(MIND + "chat/<int:number>/remember/", chat.chat_remember_view, name="chat-remember"),
 ]

@@ -93,7 +93,9 @@ def instructions(ctx: tools.ToolContext) -> str:
         "durable about the user or the work, store it with `remember` (the same category and "
         "key updates that memory instead of duplicating it). `search` before asking the user "
         "something they may have told you already. `forget` what is wrong or obsolete. What "
-        "you store stays unverified until the user confirms it; you cannot verify it."
+        "you store stays unverified until the user confirms it; you cannot verify it. "
+        "`check_messages` at the start of a session and after each task: the user may have "
+        "written to you; answer with `reply`."
     )
 
 

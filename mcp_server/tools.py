@@ -18,6 +18,9 @@ from django.utils import timezone
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import ValidationError
 
+from chat import selectors as chat_selectors
+from chat import services as chat_services
+from chat.rules import CONTENT_SCHEMA, POLL_MAX, REPLY_TO_SCHEMA
 from core.errors import CoreError, NotFound
 from memories import selectors, services
 from memories.actors import Actor
@@ -313,6 +316,39 @@ def expiring_tool(ctx: ToolContext, args: dict[str, Any]) -> ToolOutput:
     return _list(ctx, args, expiring_filters(within=within), sort="expires")
 
 
+def check_messages_tool(ctx: ToolContext, args: dict[str, Any]) -> ToolOutput:
+    poll = chat_services.chat_poll(
+        mind=ctx.mind, actor=ctx.actor, since=args.get("since"), now=ctx.now
+    )
+    return _structured(
+        {
+            "messages": [chat_selectors.message_to_dict(m) for m in poll.messages],
+            "last_id": poll.last_id,
+        }
+    )
+
+
+def reply_tool(ctx: ToolContext, args: dict[str, Any]) -> ToolOutput:
+    # The arguments are a message body, judged by the chat's rules like POST /chat/reply.
+    message = chat_services.chat_reply(mind=ctx.mind, actor=ctx.actor, body=args, now=ctx.now)
+    return _structured(chat_selectors.message_to_dict(message))
+
+
+CHAT_MESSAGE_OUTPUT = {
+    "type": "object",
+    "properties": {
+        "id": {"type": "integer"},
+        "role": {"type": "string", "enum": ["human", "agent"]},
+        "content": {"type": "string"},
+        "reply_to_id": {"type": ["integer", "null"]},
+        "author": {"type": ["string", "null"]},
+        "created_at": {"type": "string"},
+        "read_at": {"type": ["string", "null"]},
+    },
+    "required": ["id", "role", "content", "reply_to_id", "author", "created_at", "read_at"],
+}
+
+
 def _remember_schema() -> dict[str, Any]:
     """The store body's fields (fields.input_schema), described for a model."""
     schema = input_schema()
@@ -578,6 +614,76 @@ TOOLS: dict[str, Tool] = {
             handler=expiring_tool,
             annotations=READ_ONLY,
             output_schema=LIST_OUTPUT,
+        ),
+        Tool(
+            name="check_messages",
+            title="Check the user's messages",
+            description=(
+                "Read what the user wrote to you in the Synapse chat (their dashboard) while "
+                "you were away or busy. Call check_messages at the start of every session, "
+                "after recall, and again each time you finish a task, so a question or a "
+                "change of plan does not wait. Without since: the messages you have not read "
+                "yet; with since (an id): every message after it. Oldest first, at most "
+                f"{POLL_MAX} at a time (check again with last_id for the rest). Checking marks "
+                "them read and shows the user you are online for a minute. When a message "
+                "asks something, answer it with reply."
+            ),
+            input_schema=_object(
+                {
+                    "since": {
+                        "type": "integer",
+                        "minimum": 0,
+                        "description": "Only messages after this id (a last_id you got).",
+                    }
+                }
+            ),
+            handler=check_messages_tool,
+            annotations={
+                "readOnlyHint": False,  # marks what it hands over read
+                "destructiveHint": False,
+                "idempotentHint": True,
+                "openWorldHint": False,
+            },
+            output_schema={
+                "type": "object",
+                "properties": {
+                    "messages": {"type": "array", "items": CHAT_MESSAGE_OUTPUT},
+                    "last_id": {"type": "integer"},
+                },
+                "required": ["messages", "last_id"],
+            },
+        ),
+        Tool(
+            name="reply",
+            title="Reply to the user",
+            description=(
+                "Write to the user in the Synapse chat; they see it in their dashboard "
+                "without reloading. Call it when a message from check_messages asked you "
+                "something or asked you to do something (say what you did, or why not), and "
+                "to tell the user something they should know while they are away. Pass the "
+                "id of the message you answer as reply_to_id. To keep something for later "
+                "sessions use remember, not reply."
+            ),
+            input_schema=_object(
+                {
+                    "content": {**CONTENT_SCHEMA, "description": "Your message, plain text."},
+                    "reply_to_id": {
+                        **REPLY_TO_SCHEMA,
+                        "description": "The id of the user's message this answers.",
+                    },
+                },
+                required=("content",),
+            ),
+            # Judged by the chat's rules (chat/rules.py), like POST /chat/reply.
+            schema_checked=False,
+            handler=reply_tool,
+            annotations={
+                "readOnlyHint": False,
+                "destructiveHint": False,
+                "idempotentHint": False,
+                "openWorldHint": False,
+            },
+            output_schema=CHAT_MESSAGE_OUTPUT,
         ),
     ]
 }

@@ -112,6 +112,7 @@ INSTALLED_APPS = [
     "webhooks",
     "dashboard",
     "huey.contrib.djhuey",
+    "chat",
 ]
 
 MIDDLEWARE = [

@@ -155,6 +155,11 @@ puts the new mind's key into SYNAPSE_KEY (the key is shown only once: keep it se
   curl -s '{base}/memory/search?q=which+editor+does+the+user+use' \\
        -H "Authorization: Bearer $SYNAPSE_KEY"
 
+4. The person may write to you in the dashboard's chat while you are away. At the start
+   of a session and after each task, GET {base}/chat/poll (with your key: the messages you
+   have not read yet), and answer one with POST {base}/chat/reply
+   {{"content": "...", "reply_to_id": <its id>}}.
+
 What you store is marked unverified until a person checks it in the dashboard.
 API reference: {base}/api/docs   OpenAPI schema: {base}/api/schema
 Service health: {base}/health

@@ -10,4 +10,5 @@ PACKAGES = (
     "minds",
     "synapse_site",
     "webhooks",
+    "chat",
 )

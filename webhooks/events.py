@@ -37,9 +37,11 @@ MEMORY_EVENTS = (
 )
 # Sent to one webhook when a person or its agent asks for a test; taken by every webhook.
 PING = "ping"
+# A message written in a mind's chat, by a person or its agent (chat/services.py).
+CHAT_EVENTS = ("chat.message",)
 # What a webhook may name in `events`: an event, a family ("memory.*"), or "*".
-EVENT_TYPES = MEMORY_EVENTS
-PATTERNS = ("*", "memory.*", *EVENT_TYPES)
+EVENT_TYPES = (*MEMORY_EVENTS, *CHAT_EVENTS)
+PATTERNS = ("*", "memory.*", *EVENT_TYPES, "chat.*")
 MAX_PATTERNS = len(PATTERNS)
 
 # The event each audited action sends.

@@ -14,6 +14,7 @@ from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_http_methods
 
+from chat.selectors import chat_unread_for_people
 from core.errors import Conflict, Invalid, QuotaExceeded
 from dashboard import timeline
 from dashboard.forms import SHARE_LEVELS, MindForm, ShareForm
@@ -60,15 +61,20 @@ def mind_list(request: HttpRequest) -> HttpResponse:
     # An invitation sent while they were signed in counts from here on, as at sign-in.
     services.share_claim(user=request.user)
     shared = minds_shared_with(user=request.user).select_related("owner")
+    own = list(minds_with_counts(owner=request.user))
+    others = [
+        (mind, level_of(user=request.user, mind=mind)) for mind in minds_with_counts(minds=shared)
+    ]
+    # The agent's messages no one has read yet, beside each mind (one query for all).
+    unread = chat_unread_for_people(mind_ids=[m.pk for m in own] + [m.pk for m, _ in others])
+    for mind in [*own, *(m for m, _ in others)]:
+        mind.chat_unread = unread.get(mind.pk, 0)  # type: ignore[attr-defined]
     return render(
         request,
         "dashboard/mind_list.html",
         {
-            "minds": list(minds_with_counts(owner=request.user)),
-            "shared": [
-                (mind, level_of(user=request.user, mind=mind))
-                for mind in minds_with_counts(minds=shared)
-            ],
+            "minds": own,
+            "shared": others,
             "expiring_days": EXPIRING_SOON.days,
         },
     )

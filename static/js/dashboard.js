@@ -194,14 +194,19 @@
   }
 
   // Every <time> the server wrote in UTC (its title says so) reads in this browser's zone;
-  // the title keeps UTC for a hover.
-  document.querySelectorAll("time[datetime][title$=' UTC']").forEach(function (element) {
-    var date = new Date(element.getAttribute("datetime"));
-    var name = zoneName(date);
-    if (isNaN(date.getTime()) || !name) return;
-    var seconds = /\d:\d\d:\d\d /.test(element.getAttribute("title"));
-    element.textContent = day(date) + " " + clock(date, seconds) + " " + name;
-  });
+  // the title keeps UTC for a hover. Markup added later (the chat's new messages) calls it
+  // again through window.synapseLocalTimes.
+  function localTimes(root) {
+    root.querySelectorAll("time[datetime][title$=' UTC']").forEach(function (element) {
+      var date = new Date(element.getAttribute("datetime"));
+      var name = zoneName(date);
+      if (isNaN(date.getTime()) || !name) return;
+      var seconds = /\d:\d\d:\d\d /.test(element.getAttribute("title"));
+      element.textContent = day(date) + " " + clock(date, seconds) + " " + name;
+    });
+  }
+  localTimes(document);
+  window.synapseLocalTimes = localTimes;
 
   // A date-and-time input the server reads as UTC plus an offset (minutes east of UTC, in
   // the field it names): shown and typed in local time, its offset sent along.

@@ -151,7 +151,7 @@ def test_batch_answers_requests_in_order_and_skips_notifications(owner_mind):
     assert answers[0]["result"] == {}
     assert answers[1]["error"]["code"] == -32601
     assert answers[2]["error"]["code"] == -32600
-    assert len(answers[3]["result"]["tools"]) == 7
+    assert len(answers[3]["result"]["tools"]) == 9
 
 
 def test_batch_of_notifications_only_is_202(owner_mind):

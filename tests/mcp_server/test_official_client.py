@@ -19,7 +19,17 @@ from memories.models import Memory
 pytestmark = pytest.mark.django_db(transaction=True)
 
 REPO = Path(__file__).resolve().parents[2]
-TOOLS = {"recall", "remember", "search", "forget", "list_memories", "memories_by_tag", "expiring"}
+TOOLS = {
+    "recall",
+    "remember",
+    "search",
+    "forget",
+    "list_memories",
+    "memories_by_tag",
+    "expiring",
+    "check_messages",
+    "reply",
+}
 
 
 def http_client(key: str) -> httpx2.AsyncClient:

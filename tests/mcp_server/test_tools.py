@@ -72,13 +72,16 @@ def test_tools_list_describes_every_tool_strictly(mcp):
         "list_memories",
         "memories_by_tag",
         "expiring",
+        "check_messages",
+        "reply",
     }
+    writes = {"remember", "forget", "check_messages", "reply"}
     for tool in tools.values():
         schema = tool["inputSchema"]
         assert schema["type"] == "object"
         assert schema["additionalProperties"] is False
         assert len(tool["description"]) > 80
-        assert tool["annotations"]["readOnlyHint"] is (tool["name"] not in {"remember", "forget"})
+        assert tool["annotations"]["readOnlyHint"] is (tool["name"] not in writes)
     assert "start of every session" in tools["recall"]["description"]
     remember = tools["remember"]["inputSchema"]
     assert remember["required"] == ["category", "content"]

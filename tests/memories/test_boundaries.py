@@ -15,7 +15,7 @@ from tests.layout import PACKAGES
 
 ROOT = Path(__file__).resolve().parents[2]
 FIRST_PARTY = PACKAGES
-CORE_APPS = ("core", "memories", "minds", "accounts", "webhooks")
+CORE_APPS = ("core", "memories", "minds", "accounts", "webhooks", "chat")
 
 # The core: every module of the core apps but their migrations, management commands and admin
 # (the admin is a face that lives beside the models it shows).
@@ -61,6 +61,7 @@ FACES = {
     "minds.admin": "the admin",
     "accounts.admin": "the admin",
     "webhooks.admin": "the admin",
+    "chat.admin": "the admin",
 }
 
 

@@ -23,6 +23,8 @@ from django.urls import URLPattern, URLResolver, get_resolver
 from django.utils import timezone
 
 from accounts.models import User
+from chat.models import ChatMessage
+from chat.services import chat_send
 from memories.models import Memory, MemoryEvent
 from minds.models import Mind
 from tests.conftest import bearer_client, jwt_for
@@ -46,6 +48,7 @@ class Case:
     # "object": both attackers get 404. "scoped": the other mind's agent acts on its own
     # mind (200/201, nothing of the owner's in the answer); a person naming the owner's
     # mind gets 404. "people": a Mind Key gets 403; a person not owning the mind 404.
+    # "agents": as "scoped" for the other mind's agent; any person gets 403.
     kind: str = "object"
     agent_status: tuple[int, ...] = ()
 
@@ -154,6 +157,16 @@ REST_CASES: dict[str, list[Case]] = {
     "webhook-deliveries": [Case("GET", "/webhooks/{webhook}/deliveries")],
     "webhook-delivery": [Case("GET", "/webhooks/{webhook}/deliveries/{delivery}")],
     "webhook-redeliver": [Case("POST", "/webhooks/{webhook}/deliveries/{delivery}/redeliver")],
+    "chat-poll": [
+        Case("GET", "/chat/poll", kind="agents"),
+        Case("GET", "/chat/poll?since=0", kind="agents"),
+    ],
+    "chat-reply": [Case("POST", "/chat/reply", {"content": "hijacked"}, "agents")],
+    "chat-status": [Case("GET", "/chat/status", kind="agents")],
+    # People name the mind with ?mind= (added by the tests), as for lists.
+    "chat-history": [Case("GET", "/chat/history", kind="people")],
+    "chat-unread": [Case("GET", "/chat/unread?role=human", kind="people")],
+    "chat-send": [Case("POST", "/chat/send", {"content": "hijacked"}, "people")],
 }
 
 # Dashboard routes: (GET must be 404 for another user; POST too, changing nothing).
@@ -197,6 +210,9 @@ DASHBOARD_MIND_ROUTES = {
     "dashboard:webhook-delete": "webhooks/{webhook}/delete/",
     "dashboard:webhook-delivery": "webhooks/{webhook}/deliveries/{delivery}/",
     "dashboard:webhook-redeliver": "webhooks/{webhook}/deliveries/{delivery}/redeliver/",
+    "dashboard:chat": "chat/",
+    "dashboard:chat-messages": "chat/messages/",
+    "dashboard:chat-remember": "chat/1/remember/",
 }
 # Dashboard routes of no mind: they list or create the signed-in user's own.
 DASHBOARD_OWN_ROUTES = {
@@ -291,6 +307,7 @@ def setting(owner_mind, stranger_mind):
     other = remember(mind, "owner_other", f"Also {MARKER}", tags=["shared"], priority="critical")
     theirs = remember(stranger_mind.mind, "their_fact", "The stranger's own", tags=["shared"])
     embed(memory, other, theirs)  # searched by meaning too
+    chat_send(mind=mind, user=mind.owner, body={"content": SECRET_TEXT})
     return mind, memory
 
 
@@ -325,7 +342,17 @@ def owner_state(mind: Mind) -> tuple:
             "id", "status", "attempts", "next_attempt_at"
         )
     )
-    return (mind.name, mind.description, mind.key_hash, memories, events, webhooks, deliveries)
+    chat = sorted(ChatMessage.objects.filter(mind=mind).values_list("number", "read_at"))
+    return (
+        mind.name,
+        mind.description,
+        mind.key_hash,
+        memories,
+        events,
+        webhooks,
+        deliveries,
+        chat,
+    )
 
 
 def call(client, method: str, path: str, body: dict | None = None, **extra):
@@ -383,6 +410,14 @@ def test_another_mind_cannot_reach_the_owners_data(
         response = call(other_human, case.method, path, body)
         assert response.status_code in (200, 201), response.content
         assert_nothing_of(response, mind, memory, asked=path, also=owned)
+    elif case.kind == "agents":
+        separator = "&" if "?" in path else "?"
+        for response in (
+            call(other_human, case.method, f"{path}{separator}mind={mind.pk}", body),
+            call(other_human, case.method, path, body, HTTP_X_MIND_ID=mind.pk),
+        ):
+            assert response.status_code == 403, response.content
+            assert_nothing_of(response, mind, memory, asked=path, also=owned)
     else:
         separator = "&" if "?" in path else "?"
         attempts = [
@@ -426,6 +461,9 @@ MCP_CALLS = [
     ("forget", {"id": "{memory}"}),
     ("forget", {"category": "fact", "key": "owner_fact"}),
     ("remember", {"category": "fact", "key": "owner_fact", "content": "hijacked"}),
+    ("check_messages", {}),
+    ("check_messages", {"since": 0}),
+    ("reply", {"content": "hijacked", "reply_to_id": 1}),
 ]
 
 

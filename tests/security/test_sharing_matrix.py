@@ -29,6 +29,7 @@ from django.test import Client, override_settings
 from django.utils import timezone
 
 from accounts.once import form_token_new
+from chat.services import chat_send
 from memories.actors import Actor
 from memories.hygiene.compact import memory_compact
 from memories.models import MemoryEvent, SupersedeProposal
@@ -116,6 +117,9 @@ NEEDS: dict[str, Level | None] = {
     "webhook-deliveries GET": ADMIN,
     "webhook-delivery GET": ADMIN,
     "webhook-redeliver POST": ADMIN,
+    "chat-history GET": READ,
+    "chat-unread GET": READ,
+    "chat-send POST": WRITE,
 }
 
 # Calls on one memory find its mind themselves: people name none (API.md §9.5).
@@ -171,6 +175,9 @@ DASHBOARD_NEEDS: dict[str, tuple[Level | None, Level | None]] = {
     "dashboard:share-invite": (None, ADMIN),
     "dashboard:share-change": (None, ADMIN),
     "dashboard:share-revoke": (ADMIN, ADMIN),
+    "dashboard:chat": (READ, WRITE),
+    "dashboard:chat-messages": (READ, None),
+    "dashboard:chat-remember": (None, WRITE),
 }
 
 # Who stands how towards the owner's mind, and at which level they reach it (None: not at all).
@@ -194,7 +201,12 @@ EDITOR = [  # old notes on one subject: a compaction makes them one summary
 
 
 def test_every_rest_route_has_a_level():
-    routes = {f"{name} {case.method}" for name, cases in REST_CASES.items() for case in cases}
+    routes = {
+        f"{name} {case.method}"
+        for name, cases in REST_CASES.items()
+        for case in cases
+        if case.kind != "agents"  # the agent's side: test_no_person_reaches_the_agents_side
+    }
     assert not routes - set(NEEDS), f"REST routes without a level in NEEDS: {routes - set(NEEDS)}"
     assert not set(NEEDS) - routes, f"NEEDS names routes no longer tested: {set(NEEDS) - routes}"
 
@@ -363,6 +375,7 @@ class World:
         remember(self.mind, "owner_hooked", "A change the webhook takes")
         fan_out(self.webhook, now=timezone.now())
         self.delivery = WebhookDelivery.objects.get(webhook=self.webhook)
+        chat_send(mind=self.mind, user=self.owner, body={"content": SECRET_TEXT})  # message 1
         self.invitation = share_make(self.mind, INVITED, acl="read")
         self.people = {"owner": self.owner}
         for role in ("admin", "write", "read"):
@@ -439,7 +452,9 @@ def rest_call(world: World, name: str, case: Case, *, working: bool) -> tuple[st
         path = f"/memory/compact/{world.summary()}/undo"
     elif name == "mind-share-detail":
         path = path.replace("sh_none", world.invitation.pk)
-    if case.kind in ("scoped", "object") and name not in ONE_MEMORY:
+    # A people's route with no mind in its path names it as lists do (the chat's).
+    names_mind = case.kind == "people" and "{mind}" not in case.path
+    if (case.kind in ("scoped", "object") or names_mind) and name not in ONE_MEMORY:
         path += f"{'&' if '?' in path else '?'}mind={world.mind.pk}"
     return path, body
 
@@ -454,6 +469,8 @@ def allowed_groups(need: Level, method: str) -> list[tuple[str, ...]]:
 def rest_params(*, allowed: bool):
     for name, cases in REST_CASES.items():
         for case in cases:
+            if case.kind == "agents":
+                continue  # test_no_person_reaches_the_agents_side
             need = NEEDS.get(f"{name} {case.method}")
             if need is ANY_PERSON:
                 continue  # test_routes_of_ones_own
@@ -489,6 +506,19 @@ def test_below_the_level_403_and_unseen_404_and_nothing_changes(world, name, cas
             assert response.status_code == expected, (role, asked, response.content)
             assert_nothing_of(response, world.mind, world.memory, asked=asked)
             assert world.state() == before, (role, asked)
+
+
+def test_no_person_reaches_the_agents_side(world):
+    """The agent's calls (the chat's poll, reply and status) answer every person 403, the
+    owner too, and change nothing."""
+    before = world.state()
+    for name, cases in REST_CASES.items():
+        for case in (c for c in cases if c.kind == "agents"):
+            path, body = rest_call(world, name, case, working=True)
+            for role in PERSONAS:
+                response = call(world.client(role), case.method, path, body)
+                assert response.status_code == 403, (role, name, response.content)
+    assert world.state() == before
 
 
 def test_routes_of_ones_own_show_only_what_one_reaches(world):

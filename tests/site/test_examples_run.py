@@ -105,3 +105,19 @@ def test_the_key_pages_snippets_run_as_printed_and_keep_the_agents_memories(serv
     assert "Sample from the set-up snippet" in done.stdout
     kept = run(f"{agent}'{base}/memory?category=preference'")
     assert '"content":"LazyVim"' in kept.replace(" ", "")
+
+
+def test_the_readme_chat_example_runs_as_printed(server):
+    """The chat's example, after the quick start that sets its SYNAPSE_ACCESS and KEY (with
+    an account of its own: a second mind of the quick start's would need ?mind=)."""
+    readme = (REPO / "README.md").read_text()
+    blocks = [b.split("```")[0] for b in readme.split("```sh")[1:]]
+    start = next(b for b in blocks if "/register" in b)
+    chat = next(b for b in blocks if "/chat/send" in b)
+    script = (commands(start) + "\n" + commands(chat)).replace(
+        "localhost:8000", f"127.0.0.1:{server.port}"
+    )
+    out = run(script.replace("you@example.com", "chat-example@example.com"))
+    assert '"Which editor do I use?"' in out and '"Neovim, with LazyVim."' in out
+    assert '"reply_to_id":1' in out.replace(" ", "")
+    assert '"total":2' in out.replace(" ", "")

@@ -228,7 +228,7 @@ def test_events_take_the_clients_forms(value, patterns):
     assert events_parse(value) == patterns
 
 
-@pytest.mark.parametrize("value", ["", "memory.nope", ["memory.*", 3], 7, None, "chat.*"])
+@pytest.mark.parametrize("value", ["", "memory.nope", ["memory.*", 3], 7, None, "files.*"])
 def test_unknown_events_name_the_field(value):
     with pytest.raises(Invalid) as refused:
         events_parse(value)
