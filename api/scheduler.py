@@ -67,7 +67,7 @@ _LOCAL = "|".join(re.escape(path) for path in rules.LOCAL_ENDPOINTS)
 ENDPOINT_SCHEMA = {
     "type": "string",
     "maxLength": MAX_URL_LENGTH,
-    "pattern": rf"^(({_LOCAL})(\?[^\s]*)?|https://[^\s/?#@]+(/[^\s]*)?)$",
+    "pattern": rf"^(({_LOCAL})(\?[!-~]*)?|https://[A-Za-z0-9.:_\[\]-]+(/[!-~]*)?)$",
     "description": f"A path on this server ({', '.join(rules.LOCAL_ENDPOINTS)}, a query "
     "allowed), run as the mind's agent with its own method; or an https URL on a public "
     "address.",

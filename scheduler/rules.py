@@ -128,6 +128,10 @@ def clean_endpoint(value: Any) -> str:
     endpoint = value.strip()
     if any(ch.isspace() or not ch.isprintable() for ch in endpoint):
         raise Invalid.one("endpoint", "An endpoint holds no spaces or control characters.")
+    if not endpoint.isascii():
+        raise Invalid.one(
+            "endpoint", "Percent-encode other characters than ASCII (a host in its xn-- form)."
+        )
     if endpoint.startswith("/"):
         if local_path(endpoint) not in LOCAL_ENDPOINTS:
             raise Invalid.one(

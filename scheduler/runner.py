@@ -197,6 +197,10 @@ def run_due(*, now: datetime | None = None) -> int:
             due_at = job.next_run_at
             if due_at is None or not claim(job, now=when):
                 continue
-            outcome = call(job)
+            try:
+                outcome = call(job)
+            except Exception:  # a bug of this server's: recorded, and the tick goes on
+                logger.exception("Cron job %s failed", job.pk)
+                outcome = Outcome(None, "The run failed on the server.", 0)
             if record(job, due_at=due_at, now=when, outcome=outcome) is not None:
                 ran += 1

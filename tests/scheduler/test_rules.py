@@ -76,6 +76,7 @@ def test_an_unknown_time_zone_is_refused():
         ("https://169.254.169.254/latest/meta-data", "link-local"),
         ("https://user:pw@203.0.113.9/x", "credentials"),
         ("/memory/compact?x=\x00", "control"),
+        ("https://203.0.113.9/caf\u00e9", "ASCII"),
     ],
 )
 def test_an_endpoint_not_allowed_names_endpoint(endpoint, why, settings, no_network):

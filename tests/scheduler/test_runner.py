@@ -170,6 +170,21 @@ def test_a_refused_local_run_is_recorded_as_failed(mind):
 
 
 @pytest.mark.django_db
+def test_a_run_that_breaks_is_recorded_and_the_tick_goes_on(mind, monkeypatch):
+    first, second = due(mind), due(mind, {**EVERY_MINUTE, "name": "second"})
+
+    def broken(job):
+        if job.pk == first.pk:
+            raise RuntimeError("a bug")
+        return runner.Outcome(200, "{}", 1)
+
+    monkeypatch.setattr(runner, "call", broken)
+    assert runner.run_due(now=T) == 2
+    statuses = dict(CronRun.objects.values_list("job_id", "status"))
+    assert statuses == {first.pk: "failed", second.pk: "ok"}
+
+
+@pytest.mark.django_db
 def test_only_the_newest_runs_are_kept(mind, monkeypatch):
     monkeypatch.setattr(runner, "RUNS_MAX", 2)
     job = due(mind)
