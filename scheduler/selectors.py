@@ -5,12 +5,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.db.models import QuerySet
-
 from core.errors import NotFound
 from memories.fields import iso
 from minds.models import Mind
-from scheduler.models import CronAudit, CronJob, CronRun, Variable
+from scheduler.models import CronJob, CronRun, Variable
 
 RUNS_DEFAULT = 50
 RUNS_MAX = 100  # also how many runs of a job are kept
@@ -66,11 +64,6 @@ def cron_runs(*, job: CronJob, limit: int = RUNS_DEFAULT) -> tuple[list[CronRun]
     """The job's most recent runs, newest first, and how many are kept."""
     runs = CronRun.objects.filter(job=job)
     return list(runs[:limit]), runs.count()
-
-
-def cron_audit(*, mind: Mind) -> QuerySet[CronAudit]:
-    """Who changed the mind's jobs, newest first."""
-    return CronAudit.objects.filter(mind=mind)
 
 
 def variable_list(*, mind: Mind) -> list[Variable]:

@@ -18,8 +18,6 @@ from minds.models import Mind
 from scheduler.models import CronAudit, CronJob, Variable
 from scheduler.rules import (
     MAX_JOBS_PER_MIND,
-    clean_value,
-    clean_variable_key,
     cron_body_clean,
     mask,
     next_run,
@@ -104,14 +102,6 @@ def variable_set(*, mind: Mind, body: Any, now: datetime | None = None) -> tuple
     counted in the mind's storage quota (QuotaExceeded past it, nothing written). Returns the
     variable and whether it was created."""
     key, value = variable_body_clean(body)
-    return variable_put(mind=mind, key=key, value=value, now=now)
-
-
-def variable_put(
-    *, mind: Mind, key: str, value: str, now: datetime | None = None
-) -> tuple[Variable, bool]:
-    """variable_set with the key and value apart (the admin's form)."""
-    key, value = clean_variable_key(key), clean_value(value)
     now = now or timezone.now()
     with transaction.atomic():
         # The mind's row first: one writer of its variables at a time, so the create below
