@@ -100,7 +100,7 @@ def clean_timezone(value: Any) -> str:
         raise Invalid.one("timezone", "Give an IANA time zone name, like Europe/Berlin.")
     try:
         ZoneInfo(value)
-    except (ZoneInfoNotFoundError, ValueError):
+    except (ZoneInfoNotFoundError, ValueError, OSError):  # "Europe" is a directory
         raise Invalid.one(
             "timezone", f"Unknown time zone {value[:64]!r}: use an IANA name like Europe/Berlin."
         ) from None

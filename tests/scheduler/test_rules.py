@@ -62,6 +62,8 @@ def test_schedules_fire_in_their_time_zone():
 def test_an_unknown_time_zone_is_refused():
     assert "IANA" in refused({**LOCAL, "timezone": "Mars/Olympus"})["timezone"][0]
     assert "timezone" in refused({**LOCAL, "timezone": "../../etc/passwd"})
+    assert "timezone" in refused({**LOCAL, "timezone": "Europe"})  # a directory of zones
+    assert "timezone" in refused({**LOCAL, "timezone": "tzdata.zi"})
 
 
 @pytest.mark.parametrize(
