@@ -3,6 +3,9 @@ pairs that very likely contradict each other (memories/hygiene/). Nothing is cha
 
 from __future__ import annotations
 
+from datetime import timedelta
+from typing import Any
+
 from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
 from rest_framework import serializers
 from rest_framework.request import Request
@@ -18,6 +21,7 @@ from memories.hygiene.duplicates import duplicate_groups
 from memories.rules import DURATION_FORMS
 from memories.selectors import LIST_LIMIT_MAX
 from minds.access import Level
+from minds.models import Mind
 
 LIMIT_DEFAULT = 100
 LIMIT_PARAM = OpenApiParameter(
@@ -84,14 +88,20 @@ class MemoryContradictionsView(APIView):
         params = request.query_params
         within = param_duration(params, "within", default=DEFAULT_WITHIN)
         limit = param_limit(params, default=LIMIT_DEFAULT, maximum=LIST_LIMIT_MAX)
-        found = contradiction_pairs(mind=mind_for_request(request, need=Level.READ), within=within)
-        pairs = [
-            {
-                "a": memory_to_dict(c.a),
-                "b": memory_to_dict(c.b),
-                "similarity": c.similarity,
-                "reason": c.reason,
-            }
-            for c in found[:limit]
-        ]
-        return Response({"contradictions": pairs, "total": len(found)})
+        mind = mind_for_request(request, need=Level.READ)
+        return Response(contradictions_answer(mind, within=within, limit=limit))
+
+
+def contradictions_answer(mind: Mind, *, within: timedelta, limit: int) -> dict[str, Any]:
+    """The answer of GET /memory/contradictions (also what a cron job of it records)."""
+    found = contradiction_pairs(mind=mind, within=within)
+    pairs = [
+        {
+            "a": memory_to_dict(c.a),
+            "b": memory_to_dict(c.b),
+            "similarity": c.similarity,
+            "reason": c.reason,
+        }
+        for c in found[:limit]
+    ]
+    return {"contradictions": pairs, "total": len(found)}

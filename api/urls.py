@@ -21,6 +21,16 @@ from api.minds import MindViewSet
 from api.pictures import MemoryGraphView, MemoryTimelineView
 from api.recall import RecallView
 from api.routers import OptionalSlashRouter
+from api.scheduler import (
+    CRON_ID,
+    VAR_KEY,
+    CronDetailView,
+    CronListView,
+    CronRunsView,
+    CronToggleView,
+    VariableDetailView,
+    VariableListView,
+)
 from api.search import MemorySearchView, MemorySemanticSearchView
 from api.webhooks import (
     DELIVERY_ID,
@@ -111,5 +121,13 @@ urlpatterns = [
     re_path(r"^chat/history/?$", ChatHistoryView.as_view(), name="chat-history"),
     re_path(r"^chat/unread/?$", ChatUnreadView.as_view(), name="chat-unread"),
     re_path(r"^chat/send/?$", ChatSendView.as_view(), name="chat-send"),
+    re_path(r"^cron/?$", CronListView.as_view(), name="cron-list"),
+    re_path(rf"^cron/(?P<cron_id>{CRON_ID})/?$", CronDetailView.as_view(), name="cron-detail"),
+    re_path(
+        rf"^cron/(?P<cron_id>{CRON_ID})/toggle/?$", CronToggleView.as_view(), name="cron-toggle"
+    ),
+    re_path(rf"^cron/(?P<cron_id>{CRON_ID})/runs/?$", CronRunsView.as_view(), name="cron-runs"),
+    re_path(r"^var/?$", VariableListView.as_view(), name="var-list"),
+    re_path(rf"^var/(?P<key>{VAR_KEY})/?$", VariableDetailView.as_view(), name="var-detail"),
     *router.urls,
 ]

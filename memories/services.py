@@ -1277,6 +1277,13 @@ def _charge(mind_id: str, *, memories: int, size: int, history: int = 0) -> int:
     return int(held[0])
 
 
+def storage_charge(mind_id: str, *, size: int) -> None:
+    """Charge `size` bytes (negative: give them back) of what the mind holds beside its
+    memories (the scheduler's variables) to the same counter and quota as memories' content,
+    under the same lock: QuotaExceeded past SYNAPSE_MAX_MIND_BYTES."""
+    _charge(mind_id, memories=0, size=size)
+
+
 def _over_quota(mind_id: str, *, memories: int, size: int) -> CoreError:
     """The refusal of a write that would take the mind past a quota, naming it."""
     held = Mind.objects.filter(pk=mind_id).values_list("stored_memories", "stored_bytes").first()
@@ -1291,9 +1298,9 @@ def _over_quota(mind_id: str, *, memories: int, size: int) -> CoreError:
             f"{memories:,}. Nothing was written: delete memories it no longer needs first."
         )
     return QuotaExceeded(
-        f"This mind's memories hold {used:,} bytes of content and may hold at most "
-        f"{limits['bytes']:,} (SYNAPSE_MAX_MIND_BYTES); this write would add {size:,}. "
-        "Nothing was written: delete or shorten memories it no longer needs first."
+        f"This mind holds {used:,} bytes of content (memories and variables) and may hold "
+        f"at most {limits['bytes']:,} (SYNAPSE_MAX_MIND_BYTES); this write would add "
+        f"{size:,}. Nothing was written: delete or shorten what it no longer needs first."
     )
 
 

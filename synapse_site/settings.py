@@ -113,6 +113,7 @@ INSTALLED_APPS = [
     "dashboard",
     "huey.contrib.djhuey",
     "chat",
+    "scheduler",
 ]
 
 MIDDLEWARE = [

@@ -11,4 +11,5 @@ PACKAGES = (
     "synapse_site",
     "webhooks",
     "chat",
+    "scheduler",
 )

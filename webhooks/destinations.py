@@ -6,7 +6,7 @@ registration and again at each delivery, since DNS can change: the connection go
 address that was checked, never to a second lookup. SYNAPSE_WEBHOOKS_ALLOW_PRIVATE lifts the
 check for receivers on this host or network; plain http is accepted only for those.
 Redirects are not followed, an attempt gives up after SEND_TIMEOUT seconds, and only the
-first bytes of an answer are read.
+first bytes of an answer are read. The scheduler's calls to outside URLs go out the same way.
 """
 
 from __future__ import annotations
@@ -178,6 +178,19 @@ def tls_context() -> ssl.SSLContext:
 def post(url: str, body: bytes, headers: dict[str, str]) -> Answer:
     """POST `body` to `url`, to the address checked now; never raises for the receiver's
     sake: a refusal, a timeout or a broken connection is an Answer with its error."""
+    return send("POST", url, body, {**headers, "Content-Type": "application/json"})
+
+
+def send(
+    method: str,
+    url: str,
+    body: bytes | None,
+    headers: dict[str, str],
+    *,
+    user_agent: str = USER_AGENT,
+) -> Answer:
+    """Send one request as `post` does (the address checked now, no redirects, the time
+    limited, the first bytes read), with any method and the caller's headers."""
     started = time.monotonic()
 
     def answer(status: int | None, text: str = "", error: str = "") -> Answer:
@@ -198,15 +211,10 @@ def post(url: str, body: bytes, headers: dict[str, str]) -> Answer:
     deadline = started + SEND_TIMEOUT
     try:
         connection.request(
-            "POST",
+            method,
             destination.target,
             body=body,
-            headers={
-                **headers,
-                "Content-Type": "application/json",
-                "User-Agent": USER_AGENT,
-                "Connection": "close",
-            },
+            headers={**headers, "User-Agent": user_agent, "Connection": "close"},
         )
         _cut_to(connection, deadline)
         response = connection.getresponse()

@@ -39,9 +39,11 @@ MEMORY_EVENTS = (
 PING = "ping"
 # A message written in a mind's chat, by a person or its agent (chat/services.py).
 CHAT_EVENTS = ("chat.message",)
+# A scheduled job ran (scheduler/runner.py).
+CRON_EVENTS = ("cron.run",)
 # What a webhook may name in `events`: an event, a family ("memory.*"), or "*".
-EVENT_TYPES = (*MEMORY_EVENTS, *CHAT_EVENTS)
-PATTERNS = ("*", "memory.*", *EVENT_TYPES, "chat.*")
+EVENT_TYPES = (*MEMORY_EVENTS, *CHAT_EVENTS, *CRON_EVENTS)
+PATTERNS = ("*", "memory.*", *EVENT_TYPES, "chat.*", "cron.*")
 MAX_PATTERNS = len(PATTERNS)
 
 # The event each audited action sends.

@@ -15,7 +15,7 @@ from tests.layout import PACKAGES
 
 ROOT = Path(__file__).resolve().parents[2]
 FIRST_PARTY = PACKAGES
-CORE_APPS = ("core", "memories", "minds", "accounts", "webhooks", "chat")
+CORE_APPS = ("core", "memories", "minds", "accounts", "webhooks", "chat", "scheduler")
 
 # The core: every module of the core apps but their migrations, management commands and admin
 # (the admin is a face that lives beside the models it shows).
@@ -42,6 +42,7 @@ CORE_THIRD_PARTY = {
     "huey",
     "detect_secrets",  # the credential detector of memories/secrets.py
     "cryptography",  # secrets sealed at rest (core/sealed.py)
+    "croniter",  # the scheduler's cron expressions (scheduler/rules.py)
 }
 # Calls out of the process: only the embeddings API's client and the webhooks' sender, with
 # the standard library. They ask or tell a server; answering HTTP stays the faces' job.
@@ -62,6 +63,7 @@ FACES = {
     "accounts.admin": "the admin",
     "webhooks.admin": "the admin",
     "chat.admin": "the admin",
+    "scheduler.admin": "the admin",
 }
 
 

@@ -25,8 +25,12 @@ from django.utils import timezone
 from accounts.models import User
 from chat.models import ChatMessage
 from chat.services import chat_send
+from memories.actors import Actor
 from memories.models import Memory, MemoryEvent
 from minds.models import Mind
+from scheduler.models import CronJob, Variable
+from scheduler.runner import run_due
+from scheduler.services import cron_create, variable_set
 from tests.conftest import bearer_client, jwt_for
 from tests.factories import PASSWORD, embed, remember
 from tests.webhook_receiver import receiving
@@ -56,6 +60,7 @@ class Case:
 OWN_KEY = {"category": "fact", "key": "owner_fact", "content": "hijacked by a stranger"}
 # A stranger's own webhook, registered disabled: nothing is ever sent to it.
 UNUSED_RECEIVER = "http://127.0.0.1:9/hook"
+OWN_CRON = {"name": "owner_job", "schedule": "0 3 * * *", "endpoint": "/memory/contradictions"}
 
 REST_CASES: dict[str, list[Case]] = {
     "memory-list": [
@@ -167,6 +172,18 @@ REST_CASES: dict[str, list[Case]] = {
     "chat-history": [Case("GET", "/chat/history", kind="people")],
     "chat-unread": [Case("GET", "/chat/unread?role=human", kind="people")],
     "chat-send": [Case("POST", "/chat/send", {"content": "hijacked"}, "people")],
+    "cron-list": [
+        Case("GET", "/cron", kind="scoped"),
+        Case("POST", "/cron", OWN_CRON, "scoped"),
+    ],
+    "cron-detail": [Case("DELETE", "/cron/{cron}")],
+    "cron-toggle": [Case("POST", "/cron/{cron}/toggle")],
+    "cron-runs": [Case("GET", "/cron/{cron}/runs")],
+    "var-list": [
+        Case("GET", "/var", kind="scoped"),
+        Case("POST", "/var", {"key": "owner_var", "value": "hijacked"}, "scoped"),
+    ],
+    "var-detail": [Case("GET", "/var/owner_var"), Case("DELETE", "/var/owner_var")],
 }
 
 # Dashboard routes: (GET must be 404 for another user; POST too, changing nothing).
@@ -324,6 +341,17 @@ def owner_webhook(setting, settings):
         yield webhook, WebhookDelivery.objects.get(webhook=webhook), receiver
 
 
+@pytest.fixture
+def owner_cron(setting) -> CronJob:
+    """The owner's cron job (with a run in its log) and variable."""
+    mind, _ = setting
+    job = cron_create(mind=mind, body=OWN_CRON, actor=Actor.system())
+    CronJob.objects.filter(pk=job.pk).update(next_run_at=timezone.now())
+    run_due()
+    variable_set(mind=mind, body={"key": "owner_var", "value": SECRET_TEXT})
+    return job
+
+
 def owner_state(mind: Mind) -> tuple:
     mind = Mind.objects.get(pk=mind.pk)
     memories = sorted(
@@ -343,6 +371,10 @@ def owner_state(mind: Mind) -> tuple:
         )
     )
     chat = sorted(ChatMessage.objects.filter(mind=mind).values_list("number", "read_at"))
+    scheduled = sorted(
+        CronJob.objects.filter(mind=mind).values_list("id", "enabled", "next_run_at", "last_run_at")
+    )
+    variables = sorted(Variable.objects.filter(mind=mind).values_list("key", "value", "updated_at"))
     return (
         mind.name,
         mind.description,
@@ -352,6 +384,8 @@ def owner_state(mind: Mind) -> tuple:
         webhooks,
         deliveries,
         chat,
+        scheduled,
+        variables,
     )
 
 
@@ -383,16 +417,16 @@ def flat_cases():
 
 @pytest.mark.parametrize("case", list(flat_cases()))
 def test_another_mind_cannot_reach_the_owners_data(
-    case, setting, owner_webhook, stranger_agent, other_human, stranger_mind
+    case, setting, owner_webhook, owner_cron, stranger_agent, other_human, stranger_mind
 ):
     mind, memory = setting
     webhook, delivery, receiver = owner_webhook
     path = case.path.format(
-        mind=mind.pk, memory=memory.pk, webhook=webhook.pk, delivery=delivery.pk
+        mind=mind.pk, memory=memory.pk, webhook=webhook.pk, delivery=delivery.pk, cron=owner_cron.pk
     )
     body = json.loads(json.dumps(case.body).replace("{memory}", memory.pk)) if case.body else None
     before = owner_state(mind)
-    owned = (webhook.pk, delivery.pk)
+    owned = (webhook.pk, delivery.pk, owner_cron.pk)
 
     # 1. The agent of another mind, with its own valid Mind Key.
     response = call(stranger_agent, case.method, path, body)

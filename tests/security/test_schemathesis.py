@@ -22,7 +22,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis.errors import Unsatisfiable
 from schemathesis.checks import negative_data_rejection
 
+from memories.actors import Actor
 from memories.models import Memory
+from scheduler.services import cron_create
 from synapse_site.wsgi import application
 from tests.conftest import jwt_for
 from tests.factories import remember
@@ -37,6 +39,7 @@ MAX_EXAMPLES = 15
 HUMAN_ONLY = ("/minds", "/verify", "/unverify", "/chat/history", "/chat/unread", "/chat/send")
 # Documentation address space: allowed with SYNAPSE_WEBHOOKS_ALLOW_PRIVATE, never contacted.
 ALLOWED_WEBHOOK_URL = "https://203.0.113.9/hook"
+CRON = {"name": "job", "schedule": "0 3 * * *", "endpoint": "/memory/contradictions"}
 
 
 @pytest.fixture(autouse=True)
@@ -79,6 +82,9 @@ def _without_mind(case):
         # which no schema can say: a generated URL becomes one the test allows.
         if case.operation.path.startswith("/webhooks") and "url" in case.body:
             case.body["url"] = ALLOWED_WEBHOOK_URL
+        # The same for a cron job's outside URL.
+        if case.operation.path == "/cron" and "endpoint" in case.body:
+            case.body["endpoint"] = ALLOWED_WEBHOOK_URL
     return case
 
 
@@ -175,6 +181,7 @@ def test_a_client_built_from_the_schema_calls_the_canonical_paths(api_schema, ow
     remember(owner_mind.mind, "hooked", "A change the webhook takes")
     fan_out(webhook, now=timezone.now())
     delivery = WebhookDelivery.objects.get(webhook=webhook)
+    job = cron_create(mind=owner_mind.mind, body=CRON, actor=Actor.system())
     agent = {"Authorization": f"Bearer {owner_mind.key}"}
     person = {"Authorization": f"Bearer {jwt_for(owner)}"}
     ids = {"id": memory.pk}
@@ -187,6 +194,8 @@ def test_a_client_built_from_the_schema_calls_the_canonical_paths(api_schema, ow
             ids = {"id": memory.pk, "proposal_id": "prop_none", "summary_id": memory.pk}
         elif operation.path.startswith("/webhooks/"):
             ids = {"webhook_id": webhook.pk, "delivery_id": delivery.pk}
+        elif operation.path.startswith(("/cron/", "/var/")):
+            ids = {"cron_id": job.pk, "key": "a_key"}
         case = api_schema.make_case(operation=operation, path_parameters=ids)
         path = case.formatted_path
         paths.append(path)
@@ -199,3 +208,4 @@ def test_a_client_built_from_the_schema_calls_the_canonical_paths(api_schema, ow
             assert reached, (path, response.status_code, response.text[:200])
     assert "/memory" in paths and "/memory/recall" in paths and "/minds" in paths
     assert f"/webhooks/{webhook.pk}/deliveries/{delivery.pk}" in paths
+    assert f"/cron/{job.pk}/runs" in paths and "/var/a_key" in paths

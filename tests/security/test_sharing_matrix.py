@@ -36,12 +36,14 @@ from memories.models import MemoryEvent, SupersedeProposal
 from memories.services import memory_supersede, memory_verify
 from minds.access import Level
 from minds.models import Mind, Share
+from scheduler.services import cron_create, variable_set
 from tests.conftest import bearer_client, jwt_for
 from tests.factories import mind_make, remember, share_make, user_make
 from tests.reliability.harness import GunicornServer
 from tests.security.test_isolation_matrix import (
     DASHBOARD_MIND_ROUTES,
     MARKER,
+    OWN_CRON,
     REST_CASES,
     SECRET_TEXT,
     Case,
@@ -120,6 +122,15 @@ NEEDS: dict[str, Level | None] = {
     "chat-history GET": READ,
     "chat-unread GET": READ,
     "chat-send POST": WRITE,
+    "cron-list GET": READ,
+    "cron-list POST": WRITE,
+    "cron-detail DELETE": WRITE,
+    "cron-toggle POST": WRITE,
+    "cron-runs GET": READ,
+    "var-list GET": READ,
+    "var-list POST": WRITE,
+    "var-detail GET": READ,
+    "var-detail DELETE": WRITE,
 }
 
 # Calls on one memory find its mind themselves: people name none (API.md §9.5).
@@ -376,6 +387,8 @@ class World:
         fan_out(self.webhook, now=timezone.now())
         self.delivery = WebhookDelivery.objects.get(webhook=self.webhook)
         chat_send(mind=self.mind, user=self.owner, body={"content": SECRET_TEXT})  # message 1
+        self.cron = cron_create(mind=self.mind, body=OWN_CRON, actor=Actor.system())
+        variable_set(mind=self.mind, body={"key": "owner_var", "value": SECRET_TEXT})
         self.invitation = share_make(self.mind, INVITED, acl="read")
         self.people = {"owner": self.owner}
         for role in ("admin", "write", "read"):
@@ -442,6 +455,7 @@ def rest_call(world: World, name: str, case: Case, *, working: bool) -> tuple[st
         memory=world.memory.pk,
         webhook=world.webhook.pk,
         delivery=world.delivery.pk,
+        cron=world.cron.pk,
     )
     body = json.loads(json.dumps(case.body).replace("{memory}", world.memory.pk))
     if name == "memory-supersede":
