@@ -407,7 +407,12 @@ def _same_minute(first: Any, second: datetime | None) -> bool:
 
 
 # Each pattern a webhook may take (webhooks.events.PATTERNS), as its checkbox names it.
-EVENT_LABELS = {"*": "Every event (*)", "memory.*": "Every memory event (memory.*)"}
+EVENT_LABELS = {
+    "*": "Every event (*)",
+    "memory.*": "Every memory event (memory.*)",
+    "chat.*": "Every chat event (chat.*)",
+    "cron.*": "Every scheduled run (cron.*)",
+}
 EVENT_CHOICES = [(pattern, EVENT_LABELS.get(pattern, pattern)) for pattern in PATTERNS]
 
 

@@ -275,7 +275,7 @@ def test_rotate_secret_answers_the_new_one_and_both_sign(agent, private_allowed)
         ({"url": "https://8.8.8.8/hook", "secret": "short"}, "secret"),
         ({"url": "https://8.8.8.8/hook", "secret": 12345678}, "secret"),
         ({"url": "https://8.8.8.8/hook", "events": "memory.exploded"}, "events"),
-        ({"url": "https://8.8.8.8/hook", "events": ["chat.*"]}, "events"),
+        ({"url": "https://8.8.8.8/hook", "events": ["files.*"]}, "events"),
         ({"url": "https://8.8.8.8/hook", "events": []}, "events"),
         ({"url": "https://8.8.8.8/hook", "events": {"memory.created": True}}, "events"),
         ({"url": "https://8.8.8.8/hook", "enabled": "yes"}, "enabled"),
