@@ -86,10 +86,32 @@ def clean_schedule(value: Any, tz: str = DEFAULT_TIMEZONE) -> str:
         next_run(schedule, tz, after=datetime.now(UTC))
     except CroniterBadDateError:
         raise Invalid.one("schedule", f"{schedule!r} never fires (no such date).") from None
-    except (CroniterError, ValueError, KeyError) as error:
-        why = str(error).replace(f"[{schedule}] ", "") or "not a cron expression"
-        raise Invalid.one("schedule", f"{schedule!r} is not valid: {why}.") from None
+    except (CroniterError, ValueError, KeyError):
+        raise Invalid.one("schedule", f"{schedule!r}: {_bad_field(fields)}.") from None
     return schedule
+
+
+# Each field of a cron expression: its name and the values it takes.
+CRON_FIELDS = (
+    ("minute", "0-59"),
+    ("hour", "0-23"),
+    ("day of month", "1-31"),
+    ("month", "1-12 or jan-dec"),
+    ("day of week", "0-7 or sun-sat"),
+)
+
+
+def _bad_field(fields: list[str]) -> str:
+    """Why croniter refused `fields`: the first field it refuses alone, with its range."""
+    for index, (name, values) in enumerate(CRON_FIELDS):
+        alone = ["*"] * 5
+        alone[index] = fields[index]
+        try:
+            croniter(" ".join(alone))
+        except (CroniterError, ValueError, KeyError):
+            took = f"it takes {values}, *, lists, ranges and steps"
+            return f"the {name} field {fields[index]!r} is not understood ({took})"
+    return "its fields do not make a schedule together"
 
 
 def clean_timezone(value: Any) -> str:

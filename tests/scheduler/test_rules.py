@@ -37,8 +37,11 @@ def test_a_local_job_is_taken_with_defaults():
     [
         ("*/5 * * *", "5 fields"),
         ("* * * * * *", "got 6"),
-        ("61 * * * *", "not valid"),
-        ("a b c d e", "not valid"),
+        ("61 * * * *", "the minute field '61' is not understood (it takes 0-59"),
+        ("a b c d e", "the minute field 'a'"),
+        ("* 25 * * *", "the hour field '25' is not understood (it takes 0-23"),
+        ("0 0 * 13 *", "the month field '13'"),
+        ("*/0 * * * *", "the minute field '*/0'"),
         ("0 0 31 2 *", "never fires"),
         ("", "5-field"),
     ],
