@@ -188,9 +188,13 @@ class VariableWriteSerializer(serializers.Serializer[Any]):
     value = ValueField(allow_blank=True)
 
 
-@extend_schema_field({"type": "string", "enum": list(CronJob.Status.values)})
+# What a run's status may be (named RunStatusEnum in the schema: settings.py).
+RUN_STATUSES = tuple(CronJob.Status.values)
+
+
+@extend_schema_field({"type": "string", "enum": list(RUN_STATUSES)})
 class RunStatusField(serializers.CharField):
-    """ok (a 2xx answer) or failed; no enum component of its own, whose name would clash."""
+    """ok (a 2xx answer) or failed."""
 
 
 CRON_JOB = inline_serializer(

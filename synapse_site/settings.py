@@ -342,6 +342,11 @@ SPECTACULAR_SETTINGS = {
     "REDOC_DIST": "SIDECAR",
     "COMPONENT_SPLIT_REQUEST": True,
     "PREPROCESSING_HOOKS": ["api.schema.canonical_paths"],
+    # Two `status` enums (a webhook delivery's, a scheduled run's), each named for what it is.
+    "ENUM_NAME_OVERRIDES": {
+        "DeliveryStatusEnum": "api.webhooks.STATUSES",
+        "RunStatusEnum": "api.scheduler.RUN_STATUSES",
+    },
 }
 
 # Bodies above this answer 413 (a memory's content tops out at 50,000 characters).
