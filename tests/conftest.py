@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import socket
 import tempfile
 from dataclasses import dataclass
 
@@ -154,3 +155,14 @@ def admin_client(client, django_user_model):
 @pytest.fixture
 def anon() -> APIClient:
     return APIClient()
+
+
+@pytest.fixture
+def no_network(monkeypatch):
+    """A refusal must be decided without a connection or a lookup."""
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("the server tried to reach the network")
+
+    monkeypatch.setattr(socket, "create_connection", refuse)
+    monkeypatch.setattr(socket, "getaddrinfo", refuse)

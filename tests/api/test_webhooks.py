@@ -4,7 +4,6 @@ and redelivery, for a mind's agent or a person who may reach the mind."""
 from __future__ import annotations
 
 import json
-import socket
 
 import pytest
 
@@ -26,17 +25,6 @@ QUIET = "https://203.0.113.9/hook"
 @pytest.fixture
 def private_allowed(settings):
     settings.SYNAPSE_WEBHOOKS_ALLOW_PRIVATE = True
-
-
-@pytest.fixture
-def no_network(monkeypatch):
-    """A refusal must be decided without a connection or a lookup."""
-
-    def refuse(*args, **kwargs):
-        raise AssertionError("the server tried to reach the network")
-
-    monkeypatch.setattr(socket, "create_connection", refuse)
-    monkeypatch.setattr(socket, "getaddrinfo", refuse)
 
 
 @pytest.fixture

@@ -15,21 +15,11 @@ from mcp import Client, ClientSession, MCPError, StdioServerParameters, stdio_cl
 from mcp.client.streamable_http import streamable_http_client
 
 from memories.models import Memory
+from tests.mcp_server import TOOLS
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 REPO = Path(__file__).resolve().parents[2]
-TOOLS = {
-    "recall",
-    "remember",
-    "search",
-    "forget",
-    "list_memories",
-    "memories_by_tag",
-    "expiring",
-    "check_messages",
-    "reply",
-}
 
 
 def http_client(key: str) -> httpx2.AsyncClient:

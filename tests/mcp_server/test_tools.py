@@ -13,6 +13,7 @@ from django.utils import timezone
 from memories.models import Memory, Priority
 from memories.recall import CHARS_PER_TOKEN, DEFAULT_BUDGET, MAX_BUDGET
 from tests.factories import SYSTEM, many_memories, remember
+from tests.mcp_server import TOOLS
 
 pytestmark = pytest.mark.django_db
 
@@ -64,17 +65,7 @@ store = partial(remember, actor=SYSTEM)
 
 def test_tools_list_describes_every_tool_strictly(mcp):
     tools = {tool["name"]: tool for tool in mcp.rpc("tools/list")["result"]["tools"]}
-    assert set(tools) == {
-        "recall",
-        "remember",
-        "search",
-        "forget",
-        "list_memories",
-        "memories_by_tag",
-        "expiring",
-        "check_messages",
-        "reply",
-    }
+    assert set(tools) == TOOLS
     writes = {"remember", "forget", "check_messages", "reply"}
     for tool in tools.values():
         schema = tool["inputSchema"]
