@@ -51,8 +51,8 @@ from memories.rows import SAME_VALUES_CHUNK
 from memories.rules import can_be_stored
 from memories.search import SearchPage, SearchQueryError, parse_query
 from memories.search.rebuilt import keyword_search_memories
-from memories.selectors import MemoryPage
-from minds.access import Level, level_needed, level_on
+from memories.selectors import MemoryPage, person_reaches
+from minds.access import Level
 from minds.models import Mind
 
 Action = MemoryEvent.Action
@@ -131,10 +131,9 @@ def memory_mind_for_person(*, user: Any, memory_id: str, need: Level) -> Mind:
         if row is None:
             row = MemoryEvent.objects.filter(memory_id=memory_id).values_list("mind_id").first()
         mind = Mind.objects.filter(pk=row[0]).first() if row is not None else None
-    level = None if mind is None else level_on(user=user, mind=mind)
-    if mind is None or level is None:
+    if mind is None:
         raise NotFound(NOT_FOUND)
-    level_needed(level, need)
+    person_reaches(user=user, mind=mind, need=need, missing=NOT_FOUND)
     return mind
 
 

@@ -77,11 +77,19 @@ def memory_for_person(*, user: Any, memory_id: str, need: Level) -> Memory:
     memory = None
     if can_be_stored(memory_id):
         memory = Memory.objects.select_related("mind").filter(pk=memory_id).first()
-    level = None if memory is None else level_on(user=user, mind=memory.mind)
-    if memory is None or level is None:
+    if memory is None:
         raise NotFound(NOT_FOUND)
-    level_needed(level, need)
+    person_reaches(user=user, mind=memory.mind, need=need)
     return memory
+
+
+def person_reaches(*, user: Any, mind: Mind, need: Level, missing: str = NOT_FOUND) -> None:
+    """`user` reaches a memory's `mind` at `need`: NotFound(`missing`) when they cannot see
+    it (as if the memory were missing), LevelTooLow below `need`."""
+    level = level_on(user=user, mind=mind)
+    if level is None:
+        raise NotFound(missing)
+    level_needed(level, need)
 
 
 def memory_get_by_key(*, mind: Mind, category: str, key: str) -> Memory:
