@@ -18,7 +18,7 @@ import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 import orjson
@@ -123,6 +123,16 @@ def due_jobs(
         .exclude(pk__in=skip)
         .select_related("mind")
         .order_by("next_run_at", "pk")[:limit]
+    )
+
+
+def next_due(*, now: datetime, within: timedelta) -> datetime | None:
+    """The soonest due time of an enabled job after `now` and within `within`, if any."""
+    return (
+        CronJob.objects.filter(enabled=True, next_run_at__gt=now, next_run_at__lte=now + within)
+        .order_by("next_run_at")
+        .values_list("next_run_at", flat=True)
+        .first()
     )
 
 

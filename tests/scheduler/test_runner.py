@@ -25,7 +25,7 @@ from django.db import connections
 from django.utils import timezone
 
 from memories.models import MemoryEvent
-from scheduler import runner
+from scheduler import runner, tasks
 from scheduler.models import CronJob, CronRun
 from scheduler.services import cron_create
 from scheduler.tasks import cron_tick_at_start
@@ -120,6 +120,28 @@ def test_disabled_jobs_do_not_run(mind):
     job = due(mind)
     CronJob.objects.filter(pk=job.pk).update(enabled=False)
     assert runner.run_due(now=T) == 0
+
+
+@pytest.mark.django_db
+def test_next_due_is_the_soonest_enabled_due_time_within_the_window(mind):
+    soon = due(mind, {**EVERY_MINUTE, "name": "soon"}, at=T + timedelta(seconds=30))
+    off = due(mind, {**EVERY_MINUTE, "name": "off"}, at=T + timedelta(seconds=10))
+    CronJob.objects.filter(pk=off.pk).update(enabled=False)
+    due(mind, {**EVERY_MINUTE, "name": "later"}, at=T + timedelta(minutes=2))
+    assert runner.next_due(now=T, within=timedelta(seconds=60)) == soon.next_run_at
+    assert runner.next_due(now=T, within=timedelta(seconds=20)) is None
+
+
+@pytest.mark.django_db
+def test_a_tick_wakes_the_worker_at_the_next_due_time_not_at_its_own_second(mind, monkeypatch):
+    woken: list[datetime] = []
+    monkeypatch.setattr(tasks.cron_wake, "schedule", lambda eta: woken.append(eta))
+    job = due(mind, at=timezone.now() + timedelta(seconds=20))
+    tasks.cron_tick.call_local()
+    assert woken == [job.next_run_at]
+    CronJob.objects.filter(pk=job.pk).update(next_run_at=timezone.now() + timedelta(minutes=5))
+    tasks.cron_tick.call_local()
+    assert woken == [job.next_run_at]  # nothing due before the next tick: no wake
 
 
 # --- Recording ---------------------------------------------------------------------------------
