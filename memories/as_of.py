@@ -26,6 +26,7 @@ import dataclasses
 import heapq
 import itertools
 import json
+from collections import Counter, namedtuple
 from collections.abc import Generator, Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -36,11 +37,13 @@ from django.db.models import Max, QuerySet
 
 from core.errors import Conflict, Invalid, NotFound
 from memories import audit
-from memories.fields import FIELDS_BY_NAME, TOMBSTONE_FIELDS, PublicField, iso
+from memories.fields import FIELDS_BY_NAME, TOMBSTONE_FIELDS, VALUE_NAMES, PublicField, iso
 from memories.filters import DEFAULT_SORT, NO_FILTERS, Expired, MemoryFilters, sorted_memories
-from memories.models import Memory, MemoryEvent, MemoryQuerySet
+from memories.models import Memory, MemoryEvent, MemoryQuerySet, has_expired
 from memories.recall import (
     MAX_KEYS_NAMED,
+    STREAM_CHUNK,
+    WHOLE_CHUNK,
     RecallSelection,
     Row,
     driver_rows,
@@ -176,11 +179,15 @@ class RecallAsOf(RecallSelection):
     """A recall of the mind as it was at `now`. The memories no audit row since touched are
     as they are now: read as today's recall reads them (held then when created by then,
     expiry judged then), the `touched` ones skipped as they come, and merged in recall
-    order with `rebuilt`, the touched ones as they were, which the selection keeps.
-    Rendered by memories.recall like any selection."""
+    order with `rebuilt`, the touched ones the selection keeps, each with what orders,
+    counts and narrows it; the rest of a rebuilt memory's values is read only when the
+    recall reaches it (_Held.rows). Rendered by memories.recall like any selection."""
 
-    rebuilt: tuple[Memory, ...] = ()
+    rebuilt: tuple[_Held, ...] = ()
     touched: frozenset[str] = frozenset()
+    # How many of the memories the selection reads today are touched ones, by (verified,
+    # priority): what today's counts hold of them.
+    touched_today: Counter[tuple[bool, int]] = dataclasses.field(default_factory=Counter)
 
     def _narrowed(self, expired: Expired) -> MemoryQuerySet:
         if self.now < self.mind.created_at:
@@ -190,7 +197,9 @@ class RecallAsOf(RecallSelection):
     def rows(self, *, for_json: bool, whole: bool) -> Iterable[Row]:
         today = recall_rows(self, for_json=for_json, whole=whole, memories=self.memories())
         untouched = (row for row in today if row.id not in self.touched)
-        return heapq.merge(untouched, self.rebuilt, key=_recall_key, reverse=True)
+        chunk = WHOLE_CHUNK if whole else STREAM_CHUNK
+        rebuilt = _Held.rows(self.rebuilt, at=self.now, chunk=chunk)
+        return heapq.merge(untouched, rebuilt, key=_recall_key, reverse=True)
 
     def first_keys(self, priority: int) -> tuple[str, ...]:
         names = ("priority", "updated_at", "id", "key")
@@ -202,10 +211,9 @@ class RecallAsOf(RecallSelection):
 
     def counts(self) -> dict[tuple[bool, int], int]:
         counts = super().counts()
-        touched = self.counts_of(self.filtered().filter(pk__in=self._touched_now()))
         for memory in self.rebuilt:
             counts[(memory.verified, memory.priority)] += 1
-        return {group: n - touched[group] for group, n in counts.items()}
+        return {group: n - self.touched_today[group] for group, n in counts.items()}
 
     def _touched_now(self) -> QuerySet[MemoryEvent, Any]:
         return _touched_ids(self.mind, self.now)
@@ -228,8 +236,9 @@ def recall_as_of(
 ) -> RecallAsOf:
     """recall_selection of the mind as it was at `at` (expiry judged then); the recall
     renderers take it as they take any selection. Only the memories touched since are
-    rebuilt here; the rest are read as the answer is rendered. Recall `about` a topic needs
-    the search index, which holds only today's memories: not offered as of a moment."""
+    rebuilt here, and only as far as the recall's order, counts and narrowing need; the
+    rest is read as the answer is rendered. Recall `about` a topic needs the search index,
+    which holds only today's memories: not offered as of a moment."""
     selection = recall_selection(
         mind=mind,
         category=category,
@@ -238,13 +247,141 @@ def recall_as_of(
         now=at,
         include_superseded=include_superseded,
     )
-    touched = _rebuilt(mind, at, memory_id=None, untouched=False)
-    rebuilt = touched.chosen(selection.search_filters(), "-priority")
-    for memory in rebuilt:  # what the recall's text reads of a row besides the memory's fields
-        memory.tags_text = json.dumps(memory.tags)  # type: ignore[attr-defined]
-        memory.expired = memory.is_expired(at)  # type: ignore[attr-defined]
+    filters = selection.search_filters()
     fields = {f.name: getattr(selection, f.name) for f in dataclasses.fields(selection)}
-    return RecallAsOf(**fields, rebuilt=tuple(rebuilt), touched=touched.touched)
+    if filters.impossible or at < mind.created_at:
+        return RecallAsOf(**fields)
+    # Today's tags are read only when a tag narrows the recall.
+    names = (*_ORDERING, "tags") if filters.all_tags else _ORDERING
+    walk = _walk(mind, at, memory_id=None, names=names)
+    touched_today: Counter[tuple[bool, int]] = Counter()
+    for pk, values in walk.today.items():
+        now = _Held(pk, mind, values, partial=True)
+        if filters.matches(now, now=at):
+            touched_today[(now.verified, now.priority)] += 1
+    held = []
+    for pk, state in walk.states.items():
+        if isinstance(state, dict) and _shown(state, "created_at") <= at:
+            memory = _Held(pk, mind, state, partial=pk in walk.from_today)
+            if filters.matches(memory, now=at):
+                held.append(memory)
+    stamps = _latest_writes(mind, at, [m.id for m in held if m.id in walk.restamped])
+    for memory in held:
+        if memory.id in walk.restamped:
+            # No write at or before the moment left a row: it was as it was born.
+            memory.updated_at = stamps.get(memory.id, memory.created_at)
+    rebuilt = sorted(held, key=_recall_key, reverse=True)
+    touched = frozenset(walk.states)
+    return RecallAsOf(
+        **fields, rebuilt=tuple(rebuilt), touched=touched, touched_today=touched_today
+    )
+
+
+# Of a memory touched since, what a recall reads for all of them: what narrows, counts and
+# orders it (updated_at comes from the trail). The rest is read for the ones it shows.
+_ORDERING = (
+    "category",
+    "key",
+    "priority",
+    "source",
+    "verified",
+    "expires_at",
+    "created_at",
+    "superseded_by_id",
+)
+# A memory's values as a recall renders them: the fields, its tags as JSON text, whether it
+# had expired (recall.TEXT_NAMES).
+_ROW_NAMES = (*VALUE_NAMES, "tags_text", "expired")
+RebuiltRow = namedtuple("RebuiltRow", _ROW_NAMES)  # type: ignore[misc]
+
+
+_HELD = (*_ORDERING, "updated_at")
+
+
+class _Held:
+    """A memory touched since that the mind held at the moment, as a recall orders, counts
+    and narrows it (MemoryFilters.matches reads it as it reads a memory); `state` holds its
+    values then, all of them, or (`partial`) those the walk set on today's values of
+    _ORDERING: the others are today's."""
+
+    __slots__ = (
+        "category",
+        "created_at",
+        "expires_at",
+        "id",
+        "key",
+        "mind",
+        "partial",
+        "priority",
+        "source",
+        "state",
+        "superseded_by_id",
+        "tags",
+        "updated_at",
+        "verified",
+    )
+
+    category: str
+    key: str
+    priority: int
+    source: str
+    verified: bool
+    expires_at: datetime | None
+    created_at: datetime
+    updated_at: datetime
+    superseded_by_id: str | None
+    tags: list[str]
+
+    def __init__(self, pk: str, mind: Mind, state: dict[str, Any], *, partial: bool) -> None:
+        self.id, self.mind, self.state, self.partial = pk, mind, state, partial
+        for name in _HELD:
+            value = state.get(name, audit.PURGED_VALUE)
+            setattr(self, name, _shown(state, name) if value is audit.PURGED_VALUE else value)
+        # Only a recall narrowed by tag reads today's tags for every memory.
+        self.tags = _shown(state, "tags") if "tags" in state or not partial else []
+
+    def is_expired(self, now: datetime | None = None) -> bool:
+        return has_expired(self.expires_at, now)
+
+    @classmethod
+    def rows(cls, held: Iterable[_Held], *, at: datetime, chunk: int) -> Iterator[Row]:
+        """`held` as rows of every value (RebuiltRow), in the same order, `chunk` at a time:
+        today's values of the partial ones read then, by primary key."""
+        rest = (name for name in _ATTRIBUTES if name not in _ORDERING)
+        names = tuple(dict.fromkeys(rest))
+        rows = iter(held)
+        while batch := tuple(itertools.islice(rows, chunk)):
+            ids = [memory.id for memory in batch if memory.partial]
+            today = {}
+            if ids:
+                read = Memory.objects.filter(pk__in=ids).values_list("id", *names)
+                today = {row[0]: dict(zip(names, row[1:], strict=True)) for row in read}
+            for memory in batch:
+                yield memory._row(today.get(memory.id, {}), at)
+
+    def _row(self, today: dict[str, Any], at: datetime) -> Row:
+        state = {**today, **self.state} if self.partial else self.state
+        values = {name: _shown(state, name) for name in _ATTRIBUTES}
+        values.update(id=self.id, mind_id=self.mind.pk, updated_at=self.updated_at)
+        values.update(
+            tags_text=json.dumps(values["tags"]), expired=has_expired(values["expires_at"], at)
+        )
+        return RebuiltRow._make(values[name] for name in _ROW_NAMES)
+
+
+def _shown(state: dict[str, Any], name: str) -> Any:
+    """The value of attribute `name` in `state` as a memory shows it: a content purged since
+    as purged, any other value purged since or not kept as the field's default (what an
+    unsaved memory built from `state` holds)."""
+    value = state.get(name, audit.PURGED_VALUE)
+    if value is not audit.PURGED_VALUE:
+        return value
+    if name == "content" and "content" in state:
+        return PURGED_CONTENT
+    return _FIELDS[name].get_default()
+
+
+_FIELDS = {field.attname: field for field in Memory._meta.concrete_fields}
 
 
 # --- The walk back ----------------------------------------------------------------------------
@@ -258,38 +395,24 @@ def _rebuilt(
     held = MindAsOf(mind=mind, at=at)
     if at < mind.created_at:
         return held  # before the mind existed: an empty mind
-    now = Memory.objects.filter(mind=mind)
-    events = MemoryEvent.objects.filter(mind=mind, at__gt=at)
-    if memory_id is not None:
-        now, events = now.filter(pk=memory_id), events.filter(memory_id=memory_id)
-    touched = _touched_ids(mind, at)
     if untouched:
         # A memory no row since touched is as it is now: only the touched ones are rebuilt.
-        for memory in now.filter(created_at__lte=at).exclude(pk__in=touched).iterator():
+        now = Memory.objects.filter(mind=mind, created_at__lte=at)
+        if memory_id is not None:
+            now = now.filter(pk=memory_id)
+        for memory in now.exclude(pk__in=_touched_ids(mind, at)).iterator():
             memory.mind = mind
             held.memories.append(memory)
-    # Read as values, not instances; one created since is taken away by its create row.
-    # By id alone: the rows name this mind's memories, and the primary key finds them.
-    touched_now = Memory.objects.filter(pk__in=touched, created_at__lte=at)
-    if memory_id is not None:
-        touched_now = touched_now.filter(pk=memory_id)
-    rows_now = touched_now.values_list("id", *_ATTRIBUTES)
-    today = {row[0]: dict(zip(_ATTRIBUTES, row[1:], strict=True)) for row in rows_now}
-    states: dict[str, State | None] = {}
-    walk = _events_back(events)
-    try:
-        restamped = _walk_back(states, today, walk)
-    finally:
-        walk.close()  # a refusal stops the walk half way: its cursor closes now
-    held.touched = frozenset(states)
-    stamps = _latest_writes(mind, at, [pk for pk in restamped if pk in states])
-    for pk, state in states.items():
+    walk = _walk(mind, at, memory_id=memory_id, names=_ATTRIBUTES)
+    held.touched = frozenset(walk.states)
+    stamps = _latest_writes(mind, at, [pk for pk in walk.restamped if pk in walk.states])
+    for pk, state in walk.states.items():
         if state is None:
             continue  # created since
         if isinstance(state, _Purged):
             held.purged += 1
             continue
-        if pk in restamped:
+        if pk in walk.restamped:
             # No write at or before the moment left a row: it was as it was born.
             state["updated_at"] = stamps.get(pk, state["created_at"])
         memory = _memory(pk, mind, state)
@@ -298,14 +421,57 @@ def _rebuilt(
     return held
 
 
-@dataclass(frozen=True)
-class _Event:
-    """An audit row as the walk reads it."""
+@dataclass
+class _Walk:
+    """What the walk back leaves: each memory the rows since touched, by id, as it was (None:
+    the mind did not hold it; or purged since); the ids whose updated_at an undone write had
+    stamped, to be read from the writes before the moment; and the ids whose values started
+    from today's row, of which only `names` were read (the others are today's unless the
+    walk set them)."""
 
-    id: int
-    memory_id: str
-    action: str
-    changes: dict[str, Any]
+    states: dict[str, State | None]
+    restamped: set[str]
+    from_today: set[str]
+    # Today's values read (`names`) of the memories touched since that the mind held then.
+    today: dict[str, dict[str, Any]]
+
+
+def _walk(mind: Mind, at: datetime, *, memory_id: str | None, names: tuple[str, ...]) -> _Walk:
+    """Walk back from today's values (`names` of them) of the memories the mind's audit rows
+    since `at` touched (or only `memory_id`), undoing the rows."""
+    events = MemoryEvent.objects.filter(mind=mind, at__gt=at)
+    # Read as values, not instances; one created since is taken away by its create row.
+    # By id alone: the rows name this mind's memories, and the primary key finds them.
+    touched_now = Memory.objects.filter(pk__in=_touched_ids(mind, at), created_at__lte=at)
+    if memory_id is not None:
+        events, touched_now = events.filter(memory_id=memory_id), touched_now.filter(pk=memory_id)
+    rows_now = touched_now.values_list("id", *names)
+    today = {row[0]: dict(zip(names, row[1:], strict=True)) for row in rows_now}
+    walk = _Walk(states={}, restamped=set(), from_today=set(), today=today)
+    rows = _events_back(events)
+    try:
+        _walk_back(walk, rows)
+    finally:
+        rows.close()  # a refusal stops the walk half way: its cursor closes now
+    return walk
+
+
+class _Event:
+    """An audit row as the walk reads it: its `changes` decoded from the column's JSON text
+    by orjson (recall.driver_rows: Django's per-row conversion is most of a walk's reading)
+    when first read (the rows of a memory created since are never read)."""
+
+    __slots__ = ("_changes", "action", "id", "memory_id")
+
+    def __init__(self, pk: int, memory_id: str, action: str, changes: Any) -> None:
+        self.id, self.memory_id, self.action, self._changes = pk, memory_id, action, changes
+
+    @property
+    def changes(self) -> dict[str, Any]:
+        if isinstance(self._changes, str | bytes):
+            self._changes = orjson.loads(self._changes)
+        changes: dict[str, Any] = self._changes
+        return changes
 
     @property
     def at(self) -> datetime:
@@ -314,13 +480,10 @@ class _Event:
 
 
 def _events_back(events: QuerySet[MemoryEvent, Any]) -> Generator[_Event, None, None]:
-    """`events` newest first, their `changes` decoded from the column's JSON text by orjson
-    (recall.driver_rows: Django's per-row conversion is most of a walk's reading)."""
+    """`events` newest first."""
     rows = events.order_by("-at", "-id").values_list("id", "memory_id", "action", "changes")
-    for pk, memory_id, action, changes in driver_rows(rows, WALK_CHUNK):
-        if isinstance(changes, str | bytes):
-            changes = orjson.loads(changes)
-        yield _Event(pk, memory_id, action, changes)
+    for row in driver_rows(rows, WALK_CHUNK):
+        yield _Event(*row)
 
 
 def _touched_ids(mind: Mind, at: datetime) -> QuerySet[MemoryEvent, Any]:
@@ -329,18 +492,17 @@ def _touched_ids(mind: Mind, at: datetime) -> QuerySet[MemoryEvent, Any]:
     return MemoryEvent.objects.filter(mind=mind, at__gt=at).values("memory_id")
 
 
-def _walk_back(
-    states: dict[str, State | None], today: dict[str, dict[str, Any]], events: Iterator[_Event]
-) -> set[str]:
-    """Undo `events` (newest first) on `states` (model attributes to values), which take a
-    memory's values from `today` at its first row (None: the mind did not hold it); the ids
-    whose updated_at an undone write had stamped, so it must be read from the writes before
-    them."""
-    restamped: set[str] = set()
+def _walk_back(walk: _Walk, events: Iterator[_Event]) -> None:
+    """Undo `events` (newest first) on `walk.states` (model attributes to values), which take
+    a memory's values from `walk.today` at its first row (None: the mind did not hold it)."""
+    states, restamped, from_today = walk.states, walk.restamped, walk.from_today
     for event in events:
         pk, action = event.memory_id, event.action
         if pk not in states:
-            states[pk] = today.get(pk)
+            values = walk.today.get(pk)
+            states[pk] = None if values is None else dict(values)
+            if values is not None:
+                from_today.add(pk)
         if action == Action.PURGE:
             states[pk] = _PURGED
         elif action in (Action.CREATE, Action.UNDELETE):
@@ -349,14 +511,18 @@ def _walk_back(
             continue  # its earlier rows hold nothing more
         elif action == Action.DELETE:
             states[pk] = _before_delete(event)
+            from_today.discard(pk)
             restamped.discard(pk)  # the tombstone kept its updated_at
         elif isinstance(state := states[pk], dict):
+            # Today's values hold every kept field (read or not); a tombstone only its own.
+            every = pk in from_today
             for name, change in event.changes.items():
                 kept = _KEPT.get(name)
-                if kept is not None and kept.attribute in state:
+                if kept is not None and (every or kept.attribute in state):
                     state[kept.attribute] = _old(event, change, kept)
             restamped.add(pk)
-    return restamped
+        if not isinstance(states[pk], dict):
+            from_today.discard(pk)
 
 
 def _before_delete(event: _Event) -> State:
@@ -370,6 +536,8 @@ def _before_delete(event: _Event) -> State:
 def _old(event: _Event, change: Any, kept: PublicField) -> Any:
     """The value a row replaced, as the model holds it; PURGED_VALUE when purged since;
     Conflict when folded."""
+    if type(change) is dict and "old" in change:  # neither folded nor purged
+        return kept.decode(change["old"])
     if audit.is_folded(change):
         raise Conflict(
             f"This mind's history up to {iso(event.at)} was folded to keep it within its "

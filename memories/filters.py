@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any, Literal, TypeVar
+from typing import Any, Literal, Protocol, TypeVar
 
 from django.db.backends.base.base import BaseDatabaseWrapper
 from django.db.models import Exists, F, OuterRef, QuerySet
@@ -43,6 +43,28 @@ NULLABLE = frozenset({"expires_at"})
 # How far a list or a search pages: at most this far in (far beyond any mind, and well inside
 # SQLite's 64-bit integers: a larger OFFSET is an error).
 MAX_OFFSET = 10**12
+
+
+class Matched(Protocol):
+    """What MemoryFilters.matches reads of a memory: a Memory, or a memory rebuilt as of a
+    moment that is none (memories/as_of.py)."""
+
+    @property
+    def category(self) -> str: ...
+    @property
+    def priority(self) -> int: ...
+    @property
+    def source(self) -> str: ...
+    @property
+    def verified(self) -> bool: ...
+    @property
+    def expires_at(self) -> datetime | None: ...
+    @property
+    def superseded_by_id(self) -> Any: ...
+    @property
+    def tags(self) -> Any: ...
+
+    def is_expired(self, now: datetime | None = None) -> bool: ...
 
 
 @dataclass(frozen=True)
@@ -130,7 +152,7 @@ class MemoryFilters:
             params.append(tag)
         return " ".join(parts), params
 
-    def matches(self, memory: Memory, *, now: datetime) -> bool:
+    def matches(self, memory: Matched, *, now: datetime) -> bool:
         """Whether `memory` passes these filters (the Python rendering, for memories that
         are not rows)."""
         expired = memory.is_expired(now)

@@ -61,6 +61,11 @@ def live_q(now: datetime, prefix: str = "") -> Q:
     return Q(**{f"{prefix}expires_at__isnull": True}) | Q(**{f"{prefix}expires_at__gt": now})
 
 
+def has_expired(expires_at: datetime | None, now: datetime | None = None) -> bool:
+    """Whether a memory expiring at `expires_at` has expired at `now` (expired_q in Python)."""
+    return expires_at is not None and expires_at <= (now or timezone.now())
+
+
 def expired_q(now: datetime, prefix: str = "") -> Q:
     return Q(**{f"{prefix}expires_at__lte": now})
 
@@ -178,7 +183,7 @@ class Memory(models.Model):
         return Priority(self.priority).label
 
     def is_expired(self, now: datetime | None = None) -> bool:
-        return self.expires_at is not None and self.expires_at <= (now or timezone.now())
+        return has_expired(self.expires_at, now)
 
 
 class MemoryVector(models.Model):

@@ -96,6 +96,10 @@ def _answers(client, ids: set[str], *, as_of: str | None = None) -> dict:
         "recall": json_of(client.get(f"/memory/recall?format=json{extra}")),
         "recall_text": text_of(client.get(f"/memory/recall?include_expired=true{extra}")),
         "recall_budget": text_of(client.get(f"/memory/recall?budget=60{extra}")),
+        "recall_tag": json_of(client.get(f"/memory/recall?format=json&tag=work{extra}")),
+        "recall_category": text_of(
+            client.get(f"/memory/recall?category=fact&include_superseded=true&budget=40{extra}")
+        ),
         "search": client.get(f"/memory/search?q=day says edited&mode=keyword{extra}").json(),
     }
     for name in ("list", "all", "search"):
