@@ -9,9 +9,10 @@ purge leaves it out (its values are gone). `updated_at`, which the trail does no
 a value, is the time of the memory's latest write at or before the moment: every write that
 records an audit row stamps the memory with the row's time. A memory no row since touched
 is as it is now: only the touched ones are rebuilt, and a recall reads the others as
-today's recall does, merged with them in recall order (RecallAsOf). What the rebuild
-reads: the touched memories now, the audit rows since the moment, and the latest write
-time of each memory those rows changed. Design notes:
+today's recall does, merged with them in recall order (RecallAsOf), which rebuilds of
+each only what orders, counts and narrows it, the rest read when the recall reaches it.
+What the rebuild reads: the touched memories now, the audit rows since the moment, and the
+latest write time of each memory those rows changed. Design notes:
 docs/internals.md#a-mind-as-of-a-moment.
 
 Exact, or refused: when a value the walk needs was folded (the history budget), the answer
