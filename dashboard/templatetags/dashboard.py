@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import shlex
 from collections.abc import Iterable
 from datetime import UTC, date, datetime
 from decimal import ROUND_HALF_UP, Decimal
@@ -103,6 +104,19 @@ SNIPPET_MARK = re.compile(r"«([^«»]*)»")
 def snippet(text: str) -> SafeString:
     """A search snippet (matches marked «like this») as HTML with <mark>, all else escaped."""
     return mark_safe(SNIPPET_MARK.sub(r"<mark>\1</mark>", escape(text)))
+
+
+@register.filter
+def json_string(text: str) -> str:
+    """`text` as a JSON string, quotes included, for a JSON snippet (a Windows path keeps its
+    backslashes); the template still escapes it for HTML."""
+    return json.dumps(str(text))
+
+
+@register.filter
+def shell_word(text: str) -> str:
+    """`text` as one word of a POSIX shell command, quoted only when it needs to be."""
+    return shlex.quote(str(text))
 
 
 @register.inclusion_tag("dashboard/_undo.html", takes_context=True)

@@ -6,6 +6,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
@@ -41,13 +42,22 @@ def base_url(request: HttpRequest) -> str:
     return request.build_absolute_uri("/").rstrip("/")
 
 
+def agent_setup(request: HttpRequest) -> dict[str, str]:
+    """What the set-up snippets name besides the key: this server's address and the stdio
+    bridge's file in this checkout (for MCP clients that only start a local command)."""
+    return {
+        "base_url": base_url(request),
+        "mcp_bridge": str(settings.BASE_DIR / "mcp_server" / "stdio.py"),
+    }
+
+
 def key_page(request: HttpRequest, mind: Mind, raw_key: str | None = None) -> HttpResponse:
     """The Mind Key page. A new key is shown in the answer to the POST that made it and kept
     nowhere else (no session, no cookie): this page is its only copy."""
     response = render(
         request,
         "dashboard/mind_key.html",
-        {"mind": mind, "raw_key": raw_key, "base_url": base_url(request)},
+        {"mind": mind, "raw_key": raw_key, **agent_setup(request)},
     )
     # A page holding a secret is never cached, by the browser or anything in between.
     response["Cache-Control"] = "no-store"
@@ -276,7 +286,7 @@ def settings_page(
             "mind": mind,
             "form": form or MindForm(initial=initial),
             "usage": mind_usage(mind=mind),
-            "base_url": base_url(request),
+            **agent_setup(request),
             "invite": invite or ShareForm(),
             "shares": mind.shares.order_by("created_at", "id"),
             "share_errors": share_errors or {},

@@ -1,16 +1,20 @@
-"""The set-up snippets (curl, Python, MCP): run as printed they change nothing an agent
-stored, and the mind's settings show them again later without the key."""
+"""The set-up snippets (curl, Python, and MCP for Claude Desktop, Cursor and Claude Code):
+run as printed they change nothing an agent stored, and the mind's settings show them again
+later without the key."""
 
 from __future__ import annotations
 
 import html
 import json
 import re
+import shlex
 import sys
 import types
+from pathlib import Path
 from typing import Any
 
 import pytest
+from django.conf import settings
 
 from memories.models import Memory
 from minds.models import Mind
@@ -27,6 +31,12 @@ REAL = [
 ]
 
 
+# The MCP set-ups: JSON for Claude Desktop and Cursor, `claude mcp add` lines for Claude Code.
+MCP_JSON = ("mcp-desktop", "mcp-cursor", "mcp-cursor-stdio")
+MCP_COMMANDS = ("mcp-claude-code", "mcp-claude-code-stdio")
+SNIPPETS = ("curl", "python", *MCP_JSON, *MCP_COMMANDS)
+
+
 def code(page_html: str, snippet: str) -> str:
     """The text of one snippet as a person copies it."""
     found = re.search(rf'<pre id="code-{snippet}"[^>]*>(.*?)</pre>', page_html, re.S)
@@ -38,6 +48,35 @@ def key_page(web, mind: Mind) -> str:
     """A fresh key's page (after a rotation): the snippets carry the real key."""
     url = f"/dashboard/minds/{mind.pk}/rotate-key/"
     return web.post(url, {"form_token": shown(web, url)["form_token"]}).content.decode()
+
+
+def bridge() -> str:
+    return str(Path(settings.BASE_DIR) / "mcp_server" / "stdio.py")
+
+
+def mcp_setups(page_html: str, key: str, base: str = "http://testserver") -> None:
+    """Each MCP set-up on the page parses (JSON with json.loads, a command as the shell
+    splits it) and names this server, the key and the stdio bridge of this checkout."""
+    over_url = {"url": f"{base}/mcp", "headers": {"Authorization": f"Bearer {key}"}}
+    over_stdio = {
+        "command": "python3",
+        "args": [bridge(), "--url", base],
+        "env": {"SYNAPSE_MIND_KEY": key},
+    }
+    servers = {name: json.loads(code(page_html, name))["mcpServers"] for name in MCP_JSON}
+    assert servers == {
+        "mcp-desktop": {"synapse": over_stdio},
+        "mcp-cursor": {"synapse": over_url},
+        "mcp-cursor-stdio": {"synapse": over_stdio},
+    }
+    assert shlex.split(code(page_html, "mcp-claude-code")) == [
+        *("claude", "mcp", "add", "--transport", "http", "synapse", f"{base}/mcp"),
+        *("--header", f"Authorization: Bearer {key}"),
+    ]
+    assert shlex.split(code(page_html, "mcp-claude-code-stdio")) == [
+        *("claude", "mcp", "add", "synapse", "-e", f"SYNAPSE_MIND_KEY={key}", "--"),
+        *("python3", bridge(), "--url", base),
+    ]
 
 
 def memories_of(mind: Mind) -> dict[tuple[str, str], str]:
@@ -100,12 +139,36 @@ def test_the_python_snippet_run_as_printed_touches_nothing_an_agent_stored(web, 
 def test_every_snippet_on_the_key_page_carries_the_new_key(web, mind):
     page = key_page(web, mind)
     raw_key = re.search(r'id="mind-key" type="text" readonly value="([^"]+)"', page)[1]
-    for snippet in ("curl", "python", "mcp"):
+    for snippet in SNIPPETS:
         assert raw_key in code(page, snippet), snippet
-    assert json.loads(code(page, "mcp"))["mcpServers"]["synapse"] == {
-        "url": "http://testserver/mcp",
-        "headers": {"Authorization": f"Bearer {raw_key}"},
-    }
+    mcp_setups(page, raw_key)
+
+
+def test_every_mcp_set_up_has_a_heading_and_a_copy_button_of_its_own(web, mind):
+    page = web.get(f"/dashboard/minds/{mind.pk}/key/").content.decode()
+    assert 'id="snippet-mcp">Connect an MCP client</h3>' in page
+    for client in ("Claude Desktop", "Cursor", "Claude Code"):
+        assert f"<summary>{client}</summary>" in page
+    for name in MCP_JSON + MCP_COMMANDS:
+        assert f'aria-labelledby="snippet-{name}"' in page and f'<h4 id="snippet-{name}">' in page
+        button = f'data-copy-target="code-{name}">Copy<span class="visually-hidden"> the '
+        assert button in page, name
+    assert page.count("data-copy-target=") == len(SNIPPETS)  # the key itself has none here
+
+
+def test_the_key_page_shows_the_mcp_set_ups_again_with_the_placeholder(web, owner_mind):
+    mind = owner_mind.mind
+    page = web.get(f"/dashboard/minds/{mind.pk}/key/").content.decode()
+    mcp_setups(page, "YOUR_MIND_KEY")
+    assert owner_mind.key not in page and owner_mind.key[11:] not in page
+
+
+def test_a_checkout_path_with_a_space_or_a_backslash_stays_one_argument(web, mind, settings):
+    settings.BASE_DIR = Path('/srv/my synapse\\ "copy"')  # the settings fixture undoes it
+    page = key_page(web, mind)
+    raw_key = re.search(r'id="mind-key" type="text" readonly value="([^"]+)"', page)[1]
+    assert bridge() == '/srv/my synapse\\ "copy"/mcp_server/stdio.py'
+    mcp_setups(page, raw_key)
 
 
 def test_the_settings_show_the_snippets_again_without_the_key(web, owner_mind):
@@ -113,8 +176,9 @@ def test_the_settings_show_the_snippets_again_without_the_key(web, owner_mind):
     page = web.get(f"/dashboard/minds/{mind.pk}/settings/")
     assert page.status_code == 200
     text = page.content.decode()
-    for snippet in ("curl", "python", "mcp"):
+    for snippet in SNIPPETS:
         assert "YOUR_MIND_KEY" in code(text, snippet), snippet
+    mcp_setups(text, "YOUR_MIND_KEY")
     assert owner_mind.key not in text and owner_mind.key[11:] not in text
     assert 'id="snippets"' in text and "Give your agent its memory" in text
     assert f'href="/dashboard/minds/{mind.pk}/rotate-key/">Rotate the key</a>' in text

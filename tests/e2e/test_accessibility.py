@@ -406,6 +406,10 @@ def test_axe_finds_nothing_on_the_main_pages(axe, page, phone, live_server, ada,
     for path in main_pages(mind):
         page.goto(live_server.url + path)
         found[path] = violations(axe, page)
+    # The key page with each MCP client's set-up opened.
+    page.goto(f"{live_server.url}/dashboard/minds/{mind.pk}/key/")
+    page.evaluate("document.querySelectorAll('details.snippet-client').forEach(d => d.open = true)")
+    found["key page, the MCP set-ups opened"] = violations(axe, page)
     # The pages whose layout changes most on a phone.
     sign_in(phone, live_server, ada)
     tab = phone.new_page()

@@ -77,6 +77,20 @@ def test_the_python_snippet_run_as_printed_keeps_the_agents_memories(tab, live_s
     python = tab.locator("#code-python").inner_text()
     assert key in python
     fits_the_width(tab)
+    # Each MCP client's set-up opens by keyboard; its long lines scroll in their own box.
+    for client, shown in [
+        ("Claude Desktop", "#code-mcp-desktop"),
+        ("Cursor", "#code-mcp-cursor-stdio"),
+        ("Claude Code", "#code-mcp-claude-code"),
+    ]:
+        summary = tab.locator("summary", has_text=re.compile(f"^{client}$"))
+        summary.focus()
+        tab.keyboard.press("Enter")
+        expect(tab.locator(shown)).to_be_visible()
+        expect(tab.locator(shown)).to_contain_text(key)
+    fits_the_width(tab)
+    tab.get_by_role("button", name="Copy the Claude Code command through the stdio bridge").click()
+    expect(tab.locator(".copy-status")).to_have_text(re.compile("Copied|Ctrl\\+C"))
 
     pytest.importorskip("synapse_memory")  # the real client, run against this server
     exec(compile(python, "snippet.py", "exec"), {})
@@ -90,7 +104,8 @@ def test_the_python_snippet_run_as_printed_keeps_the_agents_memories(tab, live_s
     tab.goto(f"{base}/dashboard/minds/{mind.pk}/settings/")
     snippets = tab.get_by_role("region", name="Give your agent its memory")
     expect(snippets.locator("#code-curl")).to_contain_text("YOUR_MIND_KEY")
-    expect(snippets.locator("#code-mcp")).to_contain_text(f"{base}/mcp")
+    expect(snippets.locator("#code-mcp-cursor")).to_contain_text(f"{base}/mcp")
+    expect(snippets.locator("#code-mcp-desktop")).to_contain_text("YOUR_MIND_KEY")
     expect(tab.get_by_role("main")).not_to_contain_text(key)
     expect(tab.get_by_role("main")).not_to_contain_text(key[11:])
     fits_the_width(tab)

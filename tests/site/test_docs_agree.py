@@ -1,15 +1,19 @@
 """The README and docs/ say one thing per fact, and what they say is what the code does: where the
 rate-limit cache lives, what Redis holds, where the logs go, who creates PostgreSQL
-databases, what `POST /memory/sync` takes and answers, which make targets exist."""
+databases, what `POST /memory/sync` takes and answers, which make targets exist, which MCP
+set-ups the key page prints."""
 
 from __future__ import annotations
 
+import html
+import json
 import re
 import subprocess
 import sys
 import time
 
 import pytest
+from django.template.loader import render_to_string
 
 from api.memories import sync_answer
 from tests.reliability.harness import GUNICORN, REPO, Client, GunicornServer, free_port
@@ -117,3 +121,26 @@ def test_the_access_log_goes_to_stdout_and_everything_else_to_stderr(tmp_path):
     assert "Booting worker" not in stdout_text and "Booting worker" in stderr_text
     assert "Unauthorized: /memory" in stderr_text  # Django's own line for the 401
     assert "GET /health" not in stderr_text
+
+
+def test_the_readmes_mcp_set_ups_are_those_the_key_page_prints():
+    page = render_to_string(
+        "dashboard/_agent_snippets.html",
+        {
+            "key_text": "mk_your_mind_key",
+            "base_url": "http://localhost:8000",
+            "mcp_bridge": "/path/to/synapse/mcp_server/stdio.py",
+        },
+    )
+    printed = {
+        name: html.unescape(text)
+        for name, text in re.findall(r'<pre id="code-(mcp-[\w-]+)"[^>]*>(.*?)</pre>', page, re.S)
+    }
+    mcp = README.split("\n## MCP\n", 1)[1].split("\n## ", 1)[0]
+    lines = [line for line in shell_lines(mcp) if line.startswith("claude mcp add")]
+    assert lines == [printed["mcp-claude-code"], printed["mcp-claude-code-stdio"]]
+    over_url, over_stdio = (json.loads(b) for b in re.findall(r"```json\n(.*?)```", mcp, re.S))
+    assert over_url == json.loads(printed["mcp-cursor"])
+    assert (
+        over_stdio == json.loads(printed["mcp-desktop"]) == json.loads(printed["mcp-cursor-stdio"])
+    )

@@ -1,19 +1,28 @@
 """Every shell example a user or an agent is given runs as printed and succeeds: the guide at
 `GET /`, the README's quick start and the dashboard's key page (curl and Python), each run
 with bash against gunicorn started as `make run` starts it. `curl` fails on any 4xx or 5xx
-here, so an example that gets a 401 (a key the shell never filled in) fails the test."""
+here, so an example that gets a 401 (a key the shell never filled in) fails the test. The key
+page's MCP set-ups are taken as their client takes them: the stdio bridge started with the
+printed command, arguments and environment, the URL called with the printed header; each
+must answer `initialize` and list the tools."""
 
 from __future__ import annotations
 
 import html
+import json
+import os
 import re
+import shlex
 import subprocess
 import sys
+import urllib.request
 from pathlib import Path
 
 import pytest
+from django.conf import settings
 from django.template.loader import render_to_string
 
+from tests.mcp_server import TOOLS
 from tests.reliability.harness import REPO, GunicornServer
 
 pytestmark = pytest.mark.slow
@@ -75,16 +84,23 @@ def test_the_readme_quick_start_runs_as_printed(server):
     assert "Lives in Berlin" in out
 
 
-def snippets(server, key: str) -> tuple[str, str]:
+def snippet_texts(server, key: str) -> dict[str, str]:
+    """The key page's snippets by name, as a person copies them."""
     page = render_to_string(
         "dashboard/_agent_snippets.html",
-        {"key_text": key, "base_url": f"http://127.0.0.1:{server.port}"},
+        {
+            "key_text": key,
+            "base_url": f"http://127.0.0.1:{server.port}",
+            "mcp_bridge": str(settings.BASE_DIR / "mcp_server" / "stdio.py"),
+        },
     )
-    curl, python = (
-        html.unescape(re.search(rf'<pre id="code-{name}"[^>]*>(.*?)</pre>', page, re.S)[1])
-        for name in ("curl", "python")
-    )
-    return curl, python
+    found = re.findall(r'<pre id="code-([\w-]+)"[^>]*>(.*?)</pre>', page, re.S)
+    return {name: html.unescape(text) for name, text in found}
+
+
+def snippets(server, key: str) -> tuple[str, str]:
+    texts = snippet_texts(server, key)
+    return texts["curl"], texts["python"]
 
 
 def test_the_key_pages_snippets_run_as_printed_and_keep_the_agents_memories(server, tmp_path):
@@ -121,3 +137,91 @@ def test_the_readme_chat_example_runs_as_printed(server):
     assert '"Which editor do I use?"' in out and '"Neovim, with LazyVim."' in out
     assert '"reply_to_id":1' in out.replace(" ", "")
     assert '"total":2' in out.replace(" ", "")
+
+
+# What an MCP client sends first: the handshake, then the list of tools.
+HANDSHAKE = [
+    {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": {"name": "snippet-check", "version": "1"},
+        },
+    },
+    {"jsonrpc": "2.0", "method": "notifications/initialized"},
+    {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
+]
+
+
+def answers_shaken_hands(answers: list[dict]) -> None:
+    initialized, listed = answers
+    assert initialized["result"]["serverInfo"]["name"] == "synapse", initialized
+    assert {tool["name"] for tool in listed["result"]["tools"]} == TOOLS
+
+
+def over_stdio(command: list[str], env: dict[str, str]) -> list[dict]:
+    """The answers of the command a client starts, with only PATH and the printed variables
+    in its environment."""
+    done = subprocess.run(
+        command,
+        input="".join(json.dumps(message) + "\n" for message in HANDSHAKE),
+        env={"PATH": os.environ["PATH"], **env},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    return [json.loads(line) for line in done.stdout.splitlines()]
+
+
+def over_http(url: str, headers: dict[str, str]) -> list[dict]:
+    """The answers of `url` to the handshake, each message POSTed with the printed headers."""
+    assert url.startswith("http://127.0.0.1:"), url  # this test's own server, nothing else
+    answers = []
+    for message in HANDSHAKE:
+        request = urllib.request.Request(
+            url,
+            data=json.dumps(message).encode(),
+            headers={
+                **headers,
+                "Content-Type": "application/json",
+                "Accept": "application/json, text/event-stream",
+            },
+            method="POST",
+        )
+        with urllib.request.urlopen(request, timeout=20) as response:
+            body = response.read()
+        if body.strip():
+            answers.append(json.loads(body))
+    return answers
+
+
+def test_the_key_pages_mcp_set_ups_connect_as_printed(server):
+    key = server.create_mind("mcp-snippets@example.com")
+    base = f"http://127.0.0.1:{server.port}"
+    texts = snippet_texts(server, key)
+
+    for name in ("mcp-desktop", "mcp-cursor-stdio"):  # the JSON of a client that starts a command
+        printed = json.loads(texts[name])["mcpServers"]["synapse"]
+        answers_shaken_hands(over_stdio([printed["command"], *printed["args"]], printed["env"]))
+
+    printed = json.loads(texts["mcp-cursor"])["mcpServers"]["synapse"]
+    answers_shaken_hands(over_http(printed["url"], printed["headers"]))
+
+    # `claude mcp add` saves what follows its own words; the client then starts or calls that.
+    words = shlex.split(texts["mcp-claude-code"])
+    assert words[:6] == ["claude", "mcp", "add", "--transport", "http", "synapse"]
+    url, flag, header = words[6:]
+    assert flag == "--header" and url == f"{base}/mcp"
+    name, _, value = header.partition(": ")
+    answers_shaken_hands(over_http(url, {name: value}))
+
+    words = shlex.split(texts["mcp-claude-code-stdio"])
+    assert words[:5] == ["claude", "mcp", "add", "synapse", "-e"]
+    variable, separator, *command = words[5:]
+    assert separator == "--" and command[-2:] == ["--url", base]
+    env_name, _, env_value = variable.partition("=")
+    answers_shaken_hands(over_stdio(command, {env_name: env_value}))
