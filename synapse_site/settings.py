@@ -114,6 +114,8 @@ INSTALLED_APPS = [
     "huey.contrib.djhuey",
     "chat",
     "scheduler",
+    "oauth2_provider",
+    "connections",
 ]
 
 MIDDLEWARE = [
@@ -295,6 +297,13 @@ SYNAPSE_RATE_LIMIT = env_str("SYNAPSE_RATE_LIMIT", "1200/min")
 SYNAPSE_LOGIN_RATE_LIMIT = env_str("SYNAPSE_LOGIN_RATE_LIMIT", "10/min")
 _rate = None if SYNAPSE_RATE_LIMIT.lower() == "off" else SYNAPSE_RATE_LIMIT
 _login_rate = None if SYNAPSE_LOGIN_RATE_LIMIT.lower() == "off" else SYNAPSE_LOGIN_RATE_LIMIT
+# OAuth client registrations (POST /oauth/register) per client address.
+SYNAPSE_OAUTH_REGISTER_RATE_LIMIT = env_str("SYNAPSE_OAUTH_REGISTER_RATE_LIMIT", "20/hour")
+_register_rate = (
+    None
+    if SYNAPSE_OAUTH_REGISTER_RATE_LIMIT.lower() == "off"
+    else SYNAPSE_OAUTH_REGISTER_RATE_LIMIT
+)
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
@@ -306,7 +315,11 @@ REST_FRAMEWORK = {
     "DEFAULT_RENDERER_CLASSES": ["api.renderers.ORJSONRenderer"],
     "DEFAULT_PARSER_CLASSES": ["api.parsers.JSONParser"],
     "DEFAULT_THROTTLE_CLASSES": ["synapse_site.throttling.CredentialRateThrottle"],
-    "DEFAULT_THROTTLE_RATES": {"credential": _rate, "login": _login_rate},
+    "DEFAULT_THROTTLE_RATES": {
+        "credential": _rate,
+        "login": _login_rate,
+        "oauth_register": _register_rate,
+    },
     "DEFAULT_SCHEMA_CLASS": "api.schema.SynapseAutoSchema",
     "EXCEPTION_HANDLER": "synapse_site.errors.api_exception_handler",
     # `?format=` belongs to recall and export, not to renderer selection.
@@ -328,6 +341,50 @@ SIMPLE_JWT = {
     # Tokens carry a digest of the password hash: a password change revokes them all.
     "CHECK_REVOKE_TOKEN": True,
 }
+
+# --- OAuth for remote MCP clients (connections/, mcp_server/oauth.py) -----------------------
+
+# Hosted assistants register themselves (RFC 7591), a person consents in the dashboard and
+# picks a mind, and the app's tokens act as that mind's agent on /mcp only.
+OAUTH2_PROVIDER = {
+    "SCOPES": {"mcp": "Act as one mind's agent on its MCP endpoint"},
+    "DEFAULT_SCOPES": ["mcp"],
+    "ACCESS_TOKEN_EXPIRE_SECONDS": 60 * 60,
+    "REFRESH_TOKEN_EXPIRE_SECONDS": 30 * 24 * 60 * 60,
+    "AUTHORIZATION_CODE_EXPIRE_SECONDS": 60,
+    # Each refresh gives a new refresh token; replaying a used one ends the whole family.
+    "ROTATE_REFRESH_TOKEN": True,
+    "REFRESH_TOKEN_REUSE_PROTECTION": True,
+    "PKCE_REQUIRED": True,
+    "REQUEST_APPROVAL_PROMPT": "force",
+    "OAUTH2_VALIDATOR_CLASS": "connections.oauth.Validator",
+    "ALLOWED_REDIRECT_URI_SCHEMES": ["http", "https"],
+    "OAUTH2_RESPONSE_TYPES_SUPPORTED": ["code"],
+    "OAUTH2_GRANT_TYPES_SUPPORTED": ["authorization_code", "refresh_token"],
+    "OAUTH2_TOKEN_ENDPOINT_AUTH_METHODS_SUPPORTED": [
+        "none",
+        "client_secret_post",
+        "client_secret_basic",
+    ],
+    "DCR_ENABLED": True,
+    # Open registration, as remote MCP clients expect; rate-limited per address
+    # (SYNAPSE_OAUTH_REGISTER_RATE_LIMIT) and worth nothing until a person consents.
+    "DCR_REGISTRATION_PERMISSION_CLASSES": ("oauth2_provider.dcr.AllowAllDCRPermission",),
+    "COMPLIANT_BCP_RFC9700_IMPLICIT_GRANT": True,
+    "COMPLIANT_BCP_RFC9700_PASSWORD_GRANT": True,
+    "COMPLIANT_BCP_RFC9700_PKCE_METHOD": True,
+    "COMPLIANT_BCP_RFC9700_ACCESS_TOKEN_TRANSPORT": True,
+    "COMPLIANT_BCP_RFC9700_AUTHZ_RESPONSE_ISS": True,
+    "COMPLIANT_BCP_RFC9700_TOKEN_STORAGE": True,
+    "COMPLIANT_BCP_RFC9700_REFRESH_TOKEN": True,
+    "COMPLIANT_BCP_RFC9700_REDIRECT_URI_MATCHING": True,
+    "COMPLIANT_BCP_RFC9700_PKCE_REQUIRED": True,
+}
+# Named, as a swappable model's setting must be for a migration that points at it.
+OAUTH2_PROVIDER_APPLICATION_MODEL = "oauth2_provider.Application"
+# DOT's warning that http redirect URIs are allowed: they are, for loopback only, which
+# connections/rules.py enforces at registration and the validator at every request.
+SILENCED_SYSTEM_CHECKS = ["oauth2_provider.W008"]
 
 SPECTACULAR_SETTINGS = {
     "TITLE": "Synapse",

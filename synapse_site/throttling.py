@@ -115,3 +115,12 @@ class LoginRateThrottle(AtomicCountMixin, SettingsRateMixin, SimpleRateThrottle)
 
     def get_cache_key(self, request: Request, view: APIView | None) -> str:
         return self.cache_format % {"scope": self.scope, "ident": self.get_ident(request)}
+
+
+class RegistrationRateThrottle(AtomicCountMixin, SettingsRateMixin, SimpleRateThrottle):
+    """OAuth client registrations (open to anyone) are limited per client address."""
+
+    scope = "oauth_register"
+
+    def get_cache_key(self, request: Request, view: APIView | None) -> str:
+        return self.cache_format % {"scope": self.scope, "ident": self.get_ident(request)}

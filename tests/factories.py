@@ -2,6 +2,7 @@
 
 - `user_make`, `mind_make`: a person, and a mind of theirs with its Mind Key.
 - `share_make`: a mind shared with a person (active) or an address (pending).
+- `connection_make`: an OAuth app a person connected to a mind (the consent page's record).
 - `upsert` / `remember`: a memory stored through the service (the rules, the audit, the
   version), as an agent unless `actor=` says otherwise; `upsert` answers the service's result.
 - `memory_row`: one memory written straight to its table (with its tag rows), past the rules:
@@ -23,6 +24,8 @@ from django.db import transaction
 from django.utils import timezone
 
 from accounts.models import User
+from connections.models import Connection
+from connections.services import connect
 from memories.actors import Actor
 from memories.models import Memory, MemoryTag
 from memories.services import UpsertResult, memory_upsert
@@ -42,6 +45,21 @@ def user_make(email: str = "someone@example.com", password: str = PASSWORD, **fi
 def mind_make(owner: User | None = None, name: str = "Mind") -> tuple[Mind, str]:
     """A mind and its raw Mind Key; a new owner unless `owner` is given."""
     return mind_create(owner=owner or user_make(), name=name)
+
+
+def connection_make(mind: Mind, person: User, name: str = "Hosted Assistant") -> Connection:
+    """An app registered as a remote MCP client registers, connected to `mind` by `person`."""
+    from oauth2_provider.models import Application
+
+    application = Application.objects.create(
+        name=name,
+        client_type=Application.CLIENT_PUBLIC,
+        authorization_grant_type=Application.GRANT_AUTHORIZATION_CODE,
+        redirect_uris="http://127.0.0.1:33418/callback",
+    )
+    return connect(
+        application=application, person=person, mind_id=mind.pk, resource="http://testserver/mcp"
+    )
 
 
 def share_make(mind: Mind, who: User | str, acl: str = "read") -> Share:

@@ -12,4 +12,5 @@ PACKAGES = (
     "webhooks",
     "chat",
     "scheduler",
+    "connections",
 )

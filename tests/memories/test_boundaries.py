@@ -15,7 +15,16 @@ from tests.layout import PACKAGES
 
 ROOT = Path(__file__).resolve().parents[2]
 FIRST_PARTY = PACKAGES
-CORE_APPS = ("core", "memories", "minds", "accounts", "webhooks", "chat", "scheduler")
+CORE_APPS = (
+    "core",
+    "memories",
+    "minds",
+    "accounts",
+    "webhooks",
+    "chat",
+    "scheduler",
+    "connections",
+)
 
 # The core: every module of the core apps but their migrations, management commands and admin
 # (the admin is a face that lives beside the models it shows).
@@ -43,6 +52,7 @@ CORE_THIRD_PARTY = {
     "detect_secrets",  # the credential detector of memories/secrets.py
     "cryptography",  # secrets sealed at rest (core/sealed.py)
     "croniter",  # the scheduler's cron expressions (scheduler/rules.py)
+    "oauth2_provider",  # OAuth tokens and apps behind connections (connections/)
 }
 # Calls out of the process: only the embeddings API's client and the webhooks' sender, with
 # the standard library. They ask or tell a server; answering HTTP stays the faces' job.
@@ -64,6 +74,7 @@ FACES = {
     "webhooks.admin": "the admin",
     "chat.admin": "the admin",
     "scheduler.admin": "the admin",
+    "connections.admin": "the admin",
 }
 
 

@@ -1,0 +1,1 @@
+"""Apps connected to a mind by OAuth: a hosted assistant acting as one mind's agent on /mcp."""
