@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.urls import path
 
-from dashboard.views import bulk, chat, hygiene, memories, minds, sharing, webhooks
+from dashboard.views import bulk, chat, hygiene, memories, minds, oauth, sharing, webhooks
 from dashboard.views.graph import mind_graph
 
 app_name = "dashboard"
@@ -27,6 +27,11 @@ urlpatterns = [
     path(MIND + "shares/", sharing.share_invite, name="share-invite"),
     path(SHARE, sharing.share_change, name="share-change"),
     path(SHARE + "revoke/", sharing.share_revoke, name="share-revoke"),
+    path(
+        MIND + "connections/<int:connection_id>/revoke/",
+        oauth.connection_revoke,
+        name="connection-revoke",
+    ),
     path(MIND + "memories/", memories.memory_table, name="memories"),
     path(MIND + "review/", memories.review_queue, name="review"),
     path(MIND + "review/verify/", bulk.bulk_change, {"action": "verify"}, name="bulk-verify"),

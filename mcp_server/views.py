@@ -1,7 +1,8 @@
 """POST /mcp: MCP's streamable HTTP transport in JSON-response mode.
 
 One JSON body per answer (never SSE) and no sessions, so any worker serves any request;
-the mind's key is the only credential. Design notes: docs/internals.md#the-http-transport.
+the credential is the mind's key, or an OAuth token of an app connected to the mind
+(mcp_server/oauth.py). Design notes: docs/internals.md#the-http-transport.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from django.http import HttpRequest, HttpResponse
 from django.views.decorators.csrf import csrf_exempt
 
 from mcp_server import protocol
+from mcp_server.oauth import connection_of, resource_metadata_url
 from mcp_server.tools import ToolContext
 from minds.access import MindAgent
 from minds.models import MIND_KEY_PREFIX, Mind
@@ -54,30 +56,48 @@ def _http_error(
     return response
 
 
-def _unauthorized(detail: str, *, token_sent: bool) -> HttpResponse:
-    # RFC 6750: `invalid_token` once a token was sent; header values stay ASCII.
-    challenge = REALM
+def _unauthorized(request: HttpRequest, detail: str, *, token_sent: bool) -> HttpResponse:
+    # RFC 6750: `invalid_token` once a token was sent; header values stay ASCII. RFC 9728:
+    # resource_metadata tells an OAuth client where to start (mcp_server/oauth.py).
+    challenge = f'{REALM}, resource_metadata="{resource_metadata_url(request)}"'
     if token_sent:
         challenge += ', error="invalid_token", error_description="' + detail + '"'
     return _http_error(401, "not_authenticated", detail, headers={"WWW-Authenticate": challenge})
 
 
 def _authenticate(request: HttpRequest) -> MindAgent | HttpResponse:
+    """A Mind Key (mk_...), or an OAuth access token of an app connected to a mind."""
     token = bearer_token(request)
     if token is None:
         return _unauthorized(
-            "Send the mind's key as Authorization: Bearer mk_...", token_sent=False
+            request,
+            "Send the mind's key as Authorization: Bearer mk_..., or connect with OAuth.",
+            token_sent=False,
         )
-    if not token.startswith(MIND_KEY_PREFIX):
+    if token.startswith(MIND_KEY_PREFIX):
+        mind = Mind.objects.for_key(token)
+        if mind is None:
+            return _unauthorized(
+                request,
+                "This Mind Key is not valid: it may have been rotated or revoked.",
+                token_sent=True,
+            )
+    elif token.count(".") == 2:  # a person's login token (a JWT): people use the dashboard
         return _unauthorized(
-            "The MCP endpoint takes a Mind Key (mk_...), not a person's login token.",
+            request,
+            "The MCP endpoint takes a Mind Key (mk_...) or an OAuth token, "
+            "not a person's login token.",
             token_sent=True,
         )
-    mind = Mind.objects.for_key(token)
-    if mind is None:
-        return _unauthorized(
-            "This Mind Key is not valid: it may have been rotated or revoked.", token_sent=True
-        )
+    else:
+        connection = connection_of(request)
+        if connection is None:
+            return _unauthorized(
+                request,
+                "This access token is not valid here: it may have expired or been revoked.",
+                token_sent=True,
+            )
+        mind = connection.mind
     bind_mind(mind.pk)
     return MindAgent(mind=mind)
 

@@ -4,6 +4,8 @@ from django.urls import include, path, re_path
 from django.views.generic import RedirectView
 
 from dashboard.views.accounts import admin_login, admin_password_change
+from dashboard.views.oauth import ConsentView
+from mcp_server.urls import oauth_urlpatterns
 from synapse_site import views
 
 FACES = settings.FACE_PREFIXES
@@ -23,6 +25,24 @@ urlpatterns = [
     ),
     path(FACES["admin"].lstrip("/"), admin.site.urls),
     path(FACES["accounts"].lstrip("/"), include("dashboard.account_urls")),
+    # OAuth for /mcp: the library's namespace, with the dashboard's consent page as the
+    # authorization endpoint (mcp_server/urls.py holds the rest).
+    path(
+        "",
+        include(
+            (
+                [
+                    path(
+                        FACES["dashboard"].lstrip("/") + "connect/",
+                        ConsentView.as_view(),
+                        name="authorize",
+                    ),
+                    *oauth_urlpatterns,
+                ],
+                "oauth2_provider",
+            )
+        ),
+    ),
     path(FACES["dashboard"].lstrip("/"), include("dashboard.urls")),
     path(FACES["dashboard"].strip("/"), RedirectView.as_view(url=FACES["dashboard"])),
     path("", include("mcp_server.urls")),

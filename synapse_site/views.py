@@ -28,6 +28,7 @@ from synapse_site import metrics as site_metrics
 from synapse_site import readiness
 from synapse_site.credentials import bearer_token
 from synapse_site.errors import ErrorBody, error_body
+from synapse_site.origin import origin
 
 
 @extend_schema(
@@ -168,7 +169,7 @@ Service health: {base}/health
 
 @extend_schema(exclude=True)
 def guide(request: HttpRequest) -> HttpResponse:
-    base = request.build_absolute_uri("/").rstrip("/")
+    base = origin(request)
     text = GUIDE.format(base=base)
     accept = request.headers.get("Accept", "")
     if "text/html" in accept:

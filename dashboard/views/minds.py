@@ -16,6 +16,8 @@ from django.utils import timezone
 from django.views.decorators.http import require_http_methods
 
 from chat.selectors import chat_unread_for_people
+from connections.rules import mcp_resource
+from connections.selectors import connections_of
 from core.errors import Conflict, Invalid, QuotaExceeded
 from dashboard import timeline
 from dashboard.forms import SHARE_LEVELS, MindForm, ShareForm
@@ -36,17 +38,14 @@ from memories.selectors import (
 from minds import services
 from minds.access import Level, level_of, mind_for_person, minds_shared_with
 from minds.models import Mind
-
-
-def base_url(request: HttpRequest) -> str:
-    return request.build_absolute_uri("/").rstrip("/")
+from synapse_site.origin import origin
 
 
 def agent_setup(request: HttpRequest) -> dict[str, str]:
     """What the set-up snippets name besides the key: this server's address and the stdio
     bridge's file in this checkout (for MCP clients that only start a local command)."""
     return {
-        "base_url": base_url(request),
+        "base_url": origin(request),
         "mcp_bridge": str(settings.BASE_DIR / "mcp_server" / "stdio.py"),
     }
 
@@ -165,7 +164,7 @@ def mind_overview(request: HttpRequest, mind_id: str) -> HttpResponse:
             "expiring_days": EXPIRING_SOON.days,
             "review_count": stats.counts["unverified"],
             "hygiene": _hygiene_shown(mind),
-            "base_url": base_url(request),
+            "base_url": origin(request),
             "timeline": timeline.timeline_chart(mind=mind, period=period, now=now),
             "period": period,
             "periods": list(timeline.WINDOWS),
@@ -291,6 +290,8 @@ def settings_page(
             "shares": mind.shares.order_by("created_at", "id"),
             "share_errors": share_errors or {},
             "share_levels": SHARE_LEVELS,
+            "connections": connections_of(mind=mind),
+            "mcp_url": mcp_resource(origin(request)),
         },
         status=status,
     )

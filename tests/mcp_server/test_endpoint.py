@@ -225,7 +225,10 @@ def test_trailing_slash_works(owner_mind):
 def test_missing_key_is_401_with_challenge(db):
     response = post(None, request("tools/list"))
     assert response.status_code == 401
-    assert response["WWW-Authenticate"] == 'Bearer realm="synapse"'
+    assert response["WWW-Authenticate"] == (
+        'Bearer realm="synapse", '
+        'resource_metadata="http://testserver/.well-known/oauth-protected-resource/mcp"'
+    )
     assert response.json()["error"]["data"]["error"] == "not_authenticated"
 
 

@@ -25,6 +25,7 @@ from django.utils import timezone
 from accounts.models import User
 from chat.models import ChatMessage
 from chat.services import chat_send
+from connections.models import Connection
 from memories.actors import Actor
 from memories.models import Memory, MemoryEvent
 from minds.models import Mind
@@ -32,7 +33,7 @@ from scheduler.models import CronJob, Variable
 from scheduler.runner import run_due
 from scheduler.services import cron_create, variable_set
 from tests.conftest import bearer_client, jwt_for
-from tests.factories import PASSWORD, embed, remember
+from tests.factories import PASSWORD, connection_make, embed, remember
 from tests.webhook_receiver import receiving
 from webhooks.events import fan_out
 from webhooks.models import Webhook, WebhookDelivery
@@ -197,6 +198,7 @@ DASHBOARD_MIND_ROUTES = {
     "dashboard:share-invite": "shares/",
     "dashboard:share-change": "shares/sh_none/",
     "dashboard:share-revoke": "shares/sh_none/revoke/",
+    "dashboard:connection-revoke": "connections/{connection}/revoke/",
     "dashboard:memories": "memories/",
     "dashboard:review": "review/",
     "dashboard:bulk-verify": "review/verify/",
@@ -254,6 +256,16 @@ NOT_MIND_DATA = {
     "signup": "the dashboard's sign-up form",
     "password_change": "one's own password",
     "password_change_done": "a confirmation page",
+    # OAuth for /mcp (tests/mcp_server/test_oauth.py): an app reaches a mind only through a
+    # person's consent, and its token only on /mcp, as that one mind's agent.
+    "oauth2_provider:resource-metadata": "public discovery document (RFC 9728)",
+    "oauth2_provider:resource-metadata-root": "public discovery document (RFC 9728)",
+    "oauth2_provider:oauth-server-metadata": "public discovery document (RFC 8414)",
+    "oauth2_provider:dcr-register": "registers an app, which reaches nothing until consent",
+    "oauth2_provider:dcr-register-management": "an app's own registration, by its own token",
+    "oauth2_provider:token": "tokens for a code or refresh token the app holds",
+    "oauth2_provider:revoke-token": "ends a token the app holds",
+    "oauth2_provider:authorize": "the consent page: only minds the person may write",
 }
 
 
@@ -325,6 +337,7 @@ def setting(owner_mind, stranger_mind):
     theirs = remember(stranger_mind.mind, "their_fact", "The stranger's own", tags=["shared"])
     embed(memory, other, theirs)  # searched by meaning too
     chat_send(mind=mind, user=mind.owner, body={"content": SECRET_TEXT})
+    connection_make(mind, mind.owner)
     return mind, memory
 
 
@@ -375,6 +388,7 @@ def owner_state(mind: Mind) -> tuple:
         CronJob.objects.filter(mind=mind).values_list("id", "enabled", "next_run_at", "last_run_at")
     )
     variables = sorted(Variable.objects.filter(mind=mind).values_list("key", "value", "updated_at"))
+    connections = sorted(Connection.objects.filter(mind=mind).values_list("id", "person_id"))
     return (
         mind.name,
         mind.description,
@@ -386,6 +400,7 @@ def owner_state(mind: Mind) -> tuple:
         chat,
         scheduled,
         variables,
+        connections,
     )
 
 
@@ -549,7 +564,13 @@ def dashboard_urls(setting, owner_webhook):
     base = f"/dashboard/minds/{mind.pk}/"
     return {
         name: base
-        + suffix.format(memory=memory.pk, event=event.pk, webhook=webhook.pk, delivery=delivery.pk)
+        + suffix.format(
+            memory=memory.pk,
+            event=event.pk,
+            webhook=webhook.pk,
+            delivery=delivery.pk,
+            connection=Connection.objects.get(mind=mind).pk,
+        )
         for name, suffix in DASHBOARD_MIND_ROUTES.items()
     }
 

@@ -38,7 +38,7 @@ from minds.access import Level
 from minds.models import Mind, Share
 from scheduler.services import cron_create, variable_set
 from tests.conftest import bearer_client, jwt_for
-from tests.factories import mind_make, remember, share_make, user_make
+from tests.factories import connection_make, mind_make, remember, share_make, user_make
 from tests.reliability.harness import GunicornServer
 from tests.security.test_isolation_matrix import (
     DASHBOARD_MIND_ROUTES,
@@ -186,6 +186,7 @@ DASHBOARD_NEEDS: dict[str, tuple[Level | None, Level | None]] = {
     "dashboard:share-invite": (None, ADMIN),
     "dashboard:share-change": (None, ADMIN),
     "dashboard:share-revoke": (ADMIN, ADMIN),
+    "dashboard:connection-revoke": (ADMIN, ADMIN),
     "dashboard:chat": (READ, WRITE),
     "dashboard:chat-messages": (READ, None),
     "dashboard:chat-remember": (None, WRITE),
@@ -390,6 +391,7 @@ class World:
         self.cron = cron_create(mind=self.mind, body=OWN_CRON, actor=Actor.system())
         variable_set(mind=self.mind, body={"key": "owner_var", "value": SECRET_TEXT})
         self.invitation = share_make(self.mind, INVITED, acl="read")
+        self.connection = connection_make(self.mind, self.owner)
         self.people = {"owner": self.owner}
         for role in ("admin", "write", "read"):
             self.people[role] = user_make(f"{role}@example.com")
@@ -591,6 +593,7 @@ def dashboard_url(world: World, name: str) -> str:
             event=event.pk,
             webhook=world.webhook.pk,
             delivery=world.delivery.pk,
+            connection=world.connection.pk,
         )
         .replace("sh_none", world.invitation.pk)
     )
