@@ -67,7 +67,8 @@ bench: install-dev
 # The README's screenshots (docs/screenshots), in Chromium, from a mind of 5,000 memories.
 screenshots: install-dev
 	SYNAPSE_SCREENSHOTS=docs/screenshots $(BIN)/python -m pytest -q tests/e2e/test_screenshots.py \
-		tests/e2e/test_review_flow.py::test_sign_up_store_review_verify_recall
+		tests/e2e/test_review_flow.py::test_sign_up_store_review_verify_recall \
+		tests/e2e/test_oauth_connect.py
 
 lint: install-dev
 	$(BIN)/ruff check .

@@ -85,7 +85,9 @@ class ConsentView(AuthorizationView):
 
     def get_form(self, form_class: Any = None) -> ConsentForm:
         minds = [(mind.pk, mind.name) for mind in minds_to_connect(person=self.request.user)]
-        return ConsentForm(**self.get_form_kwargs(), minds=minds)
+        # No mind is picked for the person: they choose one on purpose.
+        choices = [("", "Choose a mind…"), *minds] if minds else []
+        return ConsentForm(**self.get_form_kwargs(), minds=choices)
 
     def form_valid(self, form: ConsentForm) -> HttpResponse:
         data = form.cleaned_data

@@ -211,8 +211,9 @@ def test_consent_page_names_the_app_and_offers_only_minds_the_person_may_write(
     text = page.content.decode()
     assert "Hosted Assistant" in text
     assert "127.0.0.1:33418" in text
-    offered = {value for value, _ in page.context["form"].fields["mind"].choices}
-    assert offered == {owner_mind.mind.pk, shared_write.pk}
+    offered = [value for value, _ in page.context["form"].fields["mind"].choices]
+    assert offered[0] == ""  # none picked in advance
+    assert set(offered[1:]) == {owner_mind.mind.pk, shared_write.pk}
     assert page["Cache-Control"] == "no-store"
     assert "form-action 'self' http://127.0.0.1:33418" in page["Content-Security-Policy"]
 
