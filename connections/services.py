@@ -7,7 +7,7 @@ from typing import Any
 
 from django.db import transaction
 from django.utils import timezone
-from oauth2_provider.models import AccessToken, Application, Grant, RefreshToken
+from oauth2_provider.models import AccessToken, Application, Grant, RefreshToken, clear_expired
 
 from connections.models import Connection
 from minds.access import Level, mind_reach
@@ -59,3 +59,10 @@ def note_use(*, connection: Connection) -> None:
         return
     Connection.objects.filter(pk=connection.pk).update(last_used_at=now)
     connection.last_used_at = now
+
+
+def clear_expired_tokens() -> int:
+    """The library's sweep of expired tokens and codes; how many access tokens it removed."""
+    before = AccessToken.objects.count()
+    clear_expired()  # type: ignore[no-untyped-call]
+    return before - AccessToken.objects.count()

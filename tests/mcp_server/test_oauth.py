@@ -545,3 +545,19 @@ def test_a_writer_may_connect_but_not_revoke(owner_mind):
     url = f"/dashboard/minds/{owner_mind.mind.pk}/connections/{connection.pk}/revoke/"
     assert writer_client.post(url).status_code == 403
     assert Connection.objects.exists()
+
+
+def test_the_daily_sweep_removes_expired_tokens_only(person_client, owner_mind):
+    from connections.tasks import clear_expired_tokens_daily
+
+    old_app, old = connect_app(person_client, owner_mind.mind.pk)
+    _, fresh = connect_app(person_client, owner_mind.mind.pk)
+    first = AccessToken.objects.filter(user__isnull=False).order_by("pk").first()
+    # Expired for longer than a refresh token lives: the pair is dead and is swept.
+    AccessToken.objects.filter(pk=first.pk).update(expires=timezone.now() - timedelta(days=31))
+    assert clear_expired_tokens_daily.call_local() == 1
+    assert not AccessToken.objects.filter(pk=first.pk).exists()
+    refused(mcp(old["access_token"]))
+    again = token(grant_type="refresh_token", client_id=old_app, refresh_token=old["refresh_token"])
+    assert again.status_code == 400
+    assert mcp(fresh["access_token"]).status_code == 200
