@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import math
+from typing import Any
 
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.http.response import HttpResponseBase
@@ -18,6 +19,7 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.csrf import csrf_exempt
 from oauth2_provider.oauth2_backends import get_oauthlib_core
 from oauth2_provider.views import (
+    DynamicClientRegistrationManagementView,
     DynamicClientRegistrationView,
     OAuthProtectedResourceMetadataView,
 )
@@ -90,6 +92,15 @@ def register(request: HttpRequest) -> HttpResponseBase:
             f"Too many client registrations from this address; retry in {wait} s.",
             **{"Retry-After": wait},
         )
+    refusal = _metadata_refusal(request)
+    if refusal is not None:
+        return refusal
+    created: HttpResponseBase = _register(request)
+    return created
+
+
+def _metadata_refusal(request: HttpRequest) -> JsonResponse | None:
+    """The 400 for client metadata connections/rules.py refuses, or None."""
     try:
         metadata = json.loads(request.body)
     except (ValueError, RecursionError):
@@ -97,13 +108,22 @@ def register(request: HttpRequest) -> HttpResponseBase:
     if not isinstance(metadata, dict):
         return _oauth_error(400, "invalid_client_metadata", "The body must be a JSON object.")
     problem = registration_problem(metadata)
-    if problem:
-        error = (
-            "invalid_redirect_uri" if "redirect" in problem.lower() else "invalid_client_metadata"
-        )
-        return _oauth_error(400, error, problem + ".")
-    created: HttpResponseBase = _register(request)
-    return created
+    if problem is None:
+        return None
+    error = "invalid_redirect_uri" if "redirect" in problem.lower() else "invalid_client_metadata"
+    return _oauth_error(400, error, problem + ".")
+
+
+class RegistrationManagementView(DynamicClientRegistrationManagementView):
+    """RFC 7592 for an app's own registration (by its registration token): a change is held
+    to the same rules as the registration."""
+
+    def put(self, request: HttpRequest, client_id: str, *args: Any, **kwargs: Any) -> HttpResponse:
+        refusal = _metadata_refusal(request)
+        if refusal is not None:
+            return refusal
+        changed: HttpResponse = super().put(request, client_id, *args, **kwargs)
+        return changed
 
 
 def connection_of(request: HttpRequest) -> Connection | None:

@@ -1,7 +1,13 @@
 from django.urls import path, re_path
 from oauth2_provider import views as oauth2
 
-from mcp_server.oauth import RESOURCE_METADATA_PATH, ResourceMetadataView, TokenView, register
+from mcp_server.oauth import (
+    RESOURCE_METADATA_PATH,
+    RegistrationManagementView,
+    ResourceMetadataView,
+    TokenView,
+    register,
+)
 from mcp_server.views import mcp_endpoint
 
 urlpatterns = [
@@ -27,7 +33,7 @@ oauth_urlpatterns = [
     re_path(r"^oauth/register/?$", register, name="dcr-register"),
     path(
         "oauth/register/<str:client_id>",
-        oauth2.DynamicClientRegistrationManagementView.as_view(),
+        RegistrationManagementView.as_view(),
         name="dcr-register-management",
     ),
     re_path(r"^oauth/token/?$", TokenView.as_view(), name="token"),

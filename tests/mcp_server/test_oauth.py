@@ -561,3 +561,21 @@ def test_the_daily_sweep_removes_expired_tokens_only(person_client, owner_mind):
     again = token(grant_type="refresh_token", client_id=old_app, refresh_token=old["refresh_token"])
     assert again.status_code == 400
     assert mcp(fresh["access_token"]).status_code == 200
+
+
+def test_an_app_changes_its_registration_under_the_same_rules():
+    registered = register().json()
+    url = f"/oauth/register/{registered['client_id']}"
+    auth = {"HTTP_AUTHORIZATION": f"Bearer {registered['registration_access_token']}"}
+    body = {"client_name": "Renamed", "redirect_uris": ["http://evil.example/cb"]}
+    refused_change = Client().put(url, json.dumps(body), "application/json", **auth)
+    assert refused_change.status_code == 400
+    assert refused_change.json()["error"] == "invalid_redirect_uri"
+    application = Application.objects.get(client_id=registered["client_id"])
+    assert application.redirect_uris == REDIRECT
+    body["redirect_uris"] = ["https://app.example/cb"]
+    changed = Client().put(url, json.dumps(body), "application/json", **auth)
+    assert changed.status_code == 200, changed.content
+    application.refresh_from_db()
+    assert (application.name, application.redirect_uris) == ("Renamed", "https://app.example/cb")
+    assert Client().get(url).status_code == 401  # no registration token
