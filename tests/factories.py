@@ -47,7 +47,12 @@ def mind_make(owner: User | None = None, name: str = "Mind") -> tuple[Mind, str]
     return mind_create(owner=owner or user_make(), name=name)
 
 
-def connection_make(mind: Mind, person: User, name: str = "Hosted Assistant") -> Connection:
+def connection_make(
+    mind: Mind,
+    person: User,
+    name: str = "Hosted Assistant",
+    resource: str = "http://testserver/mcp",
+) -> Connection:
     """An app registered as a remote MCP client registers, connected to `mind` by `person`."""
     from oauth2_provider.models import Application
 
@@ -57,9 +62,7 @@ def connection_make(mind: Mind, person: User, name: str = "Hosted Assistant") ->
         authorization_grant_type=Application.GRANT_AUTHORIZATION_CODE,
         redirect_uris="http://127.0.0.1:33418/callback",
     )
-    return connect(
-        application=application, person=person, mind_id=mind.pk, resource="http://testserver/mcp"
-    )
+    return connect(application=application, person=person, mind_id=mind.pk, resource=resource)
 
 
 def share_make(mind: Mind, who: User | str, acl: str = "read") -> Share:
