@@ -15,6 +15,7 @@ from urllib.parse import urlsplit
 from django import forms
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
+from django.db import transaction
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
@@ -105,48 +106,53 @@ class ConsentView(AuthorizationView):
             form.add_error("mind", PICK_A_MIND)
             return self.form_invalid(form)
         application = get_object_or_404(Application, client_id=data["client_id"])
-        try:
-            connect(
-                application=application,
-                person=self.request.user,
-                mind_id=data["mind"],
-                resource=expected,
-            )
-        except (NotFound, Forbidden):
-            form.add_error("mind", PICK_A_MIND)
-            return self.form_invalid(form)
-        return self._answer(form)
+        # The connection first (moving it ends the app's old codes and tokens), then the
+        # code; when the library refuses the request after all, the connection is undone.
+        with transaction.atomic():
+            try:
+                connect(
+                    application=application,
+                    person=self.request.user,
+                    mind_id=data["mind"],
+                    resource=expected,
+                )
+            except (NotFound, Forbidden):
+                form.add_error("mind", PICK_A_MIND)
+                return self.form_invalid(form)
+            response = self._answer(form)
+            if self.success_url is None:
+                transaction.set_rollback(True)
+        return response
 
     def _answer(self, form: ConsentForm) -> HttpResponse:
-        """The library's answer: the code (or access_denied) sent to the app's redirect URI."""
+        """The library's answer: the code (or access_denied) sent to the app's redirect URI;
+        `success_url` is set only when it issued one."""
+        self.success_url = None
         response: HttpResponse = super().form_valid(form)
         return response
 
     def form_invalid(self, form: ConsentForm) -> HttpResponse:
+        """The page again with its errors; the app and its redirect URI named only as
+        registered (the hidden fields come back from the browser)."""
         context = self.get_context_data(form=form)
-        context.setdefault("application", self._application(form))
+        client_id, redirect_uri = form.data.get("client_id", ""), form.data.get("redirect_uri")
+        application = Application.objects.filter(client_id=client_id).first()
+        context.setdefault("application", application)
+        if application is not None and redirect_uri in application.redirect_uris.split():
+            context.setdefault("redirect_uri", redirect_uri)
         return self.render_to_response(context, status=400)
-
-    def _application(self, form: ConsentForm) -> Application | None:
-        client_id = form.data.get("client_id", "")
-        return Application.objects.filter(client_id=client_id).first()
 
     def get_context_data(self, **kwargs: Any) -> dict[str, Any]:
         context = super().get_context_data(**kwargs)
         context["has_minds"] = bool(context["form"].fields["mind"].choices)
-        form = context["form"]
-        redirect_uri = context.get("redirect_uri") or form.data.get("redirect_uri", "")
-        context["redirect_host"] = urlsplit(redirect_uri or "").netloc
         return context
 
     def render_to_response(self, context: dict[str, Any], **kwargs: Any) -> HttpResponse:
+        # A registered redirect URI (validated on the GET, checked on a refused POST).
+        parts = urlsplit(context.get("redirect_uri") or "")
+        context["redirect_host"] = parts.netloc
         response = super().render_to_response(context, **kwargs)
         # The answer to the form is a redirect to the app: the browser must be let go there.
-        form = context.get("form")
-        redirect_uri = context.get("redirect_uri") or (
-            form.data.get("redirect_uri") if form else ""
-        )
-        parts = urlsplit(redirect_uri or "")
         if parts.scheme in ("http", "https") and parts.netloc:
             policy = ContentSecurityPolicyMiddleware.POLICY.replace(
                 "form-action 'self'", f"form-action 'self' {parts.scheme}://{parts.netloc}"

@@ -579,3 +579,26 @@ def test_an_app_changes_its_registration_under_the_same_rules():
     application.refresh_from_db()
     assert (application.name, application.redirect_uris) == ("Renamed", "https://app.example/cb")
     assert Client().get(url).status_code == 401  # no registration token
+
+
+def test_a_consent_the_library_refuses_connects_nothing(person_client, owner_mind):
+    client_id = register().json()["client_id"]
+    form = consent_form(person_client, client_id, Pkce.make())
+    tampered = {**form, "redirect_uri": "https://attacker.example/cb"}
+    answer = person_client.post(
+        "/dashboard/connect/", {**tampered, "allow": "on", "mind": owner_mind.mind.pk}
+    )
+    assert "attacker.example" not in answer.get("Location", "")
+    assert not Connection.objects.exists()
+
+
+def test_a_refused_form_names_only_a_registered_redirect(person_client):
+    client_id = register().json()["client_id"]
+    form = consent_form(person_client, client_id, Pkce.make())
+    tampered = {**form, "redirect_uri": "https://attacker.example/cb", "allow": "on"}
+    answer = person_client.post("/dashboard/connect/", tampered)  # no mind: refused
+    assert answer.status_code == 400
+    assert "attacker.example" not in answer["Content-Security-Policy"]
+    assert "<strong>attacker.example" not in answer.content.decode()  # not named as the app's
+    fine = person_client.post("/dashboard/connect/", {**form, "allow": "on"})
+    assert "127.0.0.1:33418" in fine["Content-Security-Policy"]
