@@ -2,23 +2,17 @@
 
 from __future__ import annotations
 
-from django.db.models import Q, QuerySet
+from django.db.models import QuerySet
 from oauth2_provider.models import AccessToken
 
 from connections.models import Connection
-from minds.access import Level, level_on, minds_reachable
-from minds.models import Mind, Share
+from minds.access import Level, level_on, minds_at
+from minds.models import Mind
 
 
 def minds_to_connect(*, person: object) -> QuerySet[Mind]:
-    """The minds a person may connect an app to: those they may write (own, or shared at
-    write or admin), by name."""
-    writable = [Share.Acl.WRITE, Share.Acl.ADMIN]
-    return (
-        minds_reachable(user=person)
-        .filter(Q(owner=person) | Q(shared_acl__in=writable))
-        .order_by("name", "pk")
-    )
+    """The minds a person may connect an app to: those they may write, by name."""
+    return minds_at(user=person, need=Level.WRITE).order_by("name", "pk")
 
 
 def connections_of(*, mind: Mind) -> QuerySet[Connection]:

@@ -107,6 +107,12 @@ def minds_reachable(*, user: Any) -> QuerySet[Mind]:
     ).annotate(shared_acl=Subquery(acl))
 
 
+def minds_at(*, user: Any, need: Level) -> QuerySet[Mind]:
+    """The minds `user` reaches at `need` or above (minds_reachable, so `shared_acl` too)."""
+    acls = [acl for acl, level in ACL_LEVELS.items() if level >= need]
+    return minds_reachable(user=user).filter(Q(owner=user) | Q(shared_acl__in=acls))
+
+
 def minds_shared_with(*, user: Any) -> QuerySet[Mind]:
     """The minds others share with `user` by an active share, annotated as minds_reachable."""
     return minds_reachable(user=user).exclude(owner_id=user.pk)
