@@ -4,7 +4,7 @@ django-oauth-toolkit issues, stores (hashed) and checks the tokens; this module 
 it leaves to us: the protected resource's metadata (RFC 9728) for the one resource, /mcp;
 the rules and rate limit in front of dynamic client registration (RFC 7591); and the step
 from a valid access token to the mind it acts on (connections/). The consent page is the
-dashboard's (dashboard/views/oauth.py). Threat model: docs/security.md#remote-mcp-oauth.
+dashboard's (dashboard/views/oauth.py). Threat model: docs/security.md#remote-mcp-with-oauth.
 """
 
 from __future__ import annotations
