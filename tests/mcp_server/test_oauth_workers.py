@@ -8,8 +8,7 @@ import secrets
 
 import pytest
 
-from tests.reliability.harness import GunicornServer
-from tests.security.test_sharing_matrix import on_each_worker
+from tests.security.test_sharing_matrix import assert_both_workers, on_each_worker, two_workers
 
 pytestmark = pytest.mark.slow
 
@@ -37,16 +36,7 @@ TOOLS_LIST = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
 
 
 def test_a_disconnect_holds_on_every_worker_from_the_next_call(tmp_path):
-    log_format = "--access-logformat '%(p)s %(m)s %(U)s %(s)s'"
-    server = GunicornServer(
-        tmp_path, workers=2, env={"GUNICORN_CMD_ARGS": log_format, "SYNAPSE_EMBEDDINGS": "off"}
-    )
-    server.manage("migrate", "--noinput")
-    try:
-        server.start()
-    except RuntimeError as exc:
-        pytest.skip(f"gunicorn did not start here: {exc}")
-    try:
+    with two_workers(tmp_path) as server:
         # The app's token is for this server's /mcp, as the port it got names it.
         token = secrets.token_urlsafe(30)
         resource = f"http://127.0.0.1:{server.port}/mcp"
@@ -64,14 +54,8 @@ def test_a_disconnect_holds_on_every_worker_from_the_next_call(tmp_path):
 
             return call_all
 
-        def both_workers(served: list[set[int]]) -> None:
-            assert all(len(pids) == 1 for pids in served), served
-            assert len(set.union(*served)) == 2, served
-
-        both_workers(on_each_worker(server, calls(200)))
+        assert_both_workers(on_each_worker(server, calls(200)))
         server.manage("shell", "-c", DISCONNECT)
-        both_workers(on_each_worker(server, calls(401)))
+        assert_both_workers(on_each_worker(server, calls(401)))
         refused = server.client(token=token).request("POST", "/mcp", json_body=TOOLS_LIST)
         assert "not valid" in json.loads(refused.body)["error"]["message"]
-    finally:
-        server.stop()

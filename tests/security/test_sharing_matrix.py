@@ -296,11 +296,13 @@ def served_by(server: GunicornServer, start: int) -> set[int]:
     return {int(pid) for pid, *_ in SERVED_BY.findall(server.log_text()[start:])}
 
 
-@pytest.mark.slow
-def test_a_revoke_and_a_lowered_level_hold_on_every_worker_from_the_next_request(tmp_path):
+@contextmanager
+def two_workers(data_dir) -> Iterator[GunicornServer]:
+    """gunicorn with two workers on a migrated database of its own, each request's worker in
+    the access log (served_by); skipped, saying why, where it cannot start."""
     log_format = "--access-logformat '%(p)s %(m)s %(U)s %(s)s'"
     server = GunicornServer(
-        tmp_path, workers=2, env={"GUNICORN_CMD_ARGS": log_format, "SYNAPSE_EMBEDDINGS": "off"}
+        data_dir, workers=2, env={"GUNICORN_CMD_ARGS": log_format, "SYNAPSE_EMBEDDINGS": "off"}
     )
     server.manage("migrate", "--noinput")
     try:
@@ -308,6 +310,20 @@ def test_a_revoke_and_a_lowered_level_hold_on_every_worker_from_the_next_request
     except RuntimeError as exc:
         pytest.skip(f"gunicorn did not start here: {exc}")
     try:
+        yield server
+    finally:
+        server.stop()
+
+
+def assert_both_workers(served: list[set[int]]) -> None:
+    """Each run of on_each_worker was served by one worker, and the two runs by both."""
+    assert all(len(pids) == 1 for pids in served), served
+    assert len(set.union(*served)) == 2, served
+
+
+@pytest.mark.slow
+def test_a_revoke_and_a_lowered_level_hold_on_every_worker_from_the_next_request(tmp_path):
+    with two_workers(tmp_path) as server:
         owner, reader = person(server, "owner@example.com"), person(server, "reader@example.com")
         client = server.client(token=owner)
         mind = client.request("POST", "/minds", json_body={"name": "Shared"}).json()["id"]
@@ -342,10 +358,6 @@ def test_a_revoke_and_a_lowered_level_hold_on_every_worker_from_the_next_request
 
             return call_all
 
-        def assert_both_workers(served: list[set[int]]) -> None:
-            assert all(len(pids) == 1 for pids in served), served
-            assert len(set.union(*served)) == 2, served
-
         assert_both_workers(on_each_worker(server, reads(200)))
         assert_both_workers(on_each_worker(server, writes(200)))
 
@@ -357,8 +369,6 @@ def test_a_revoke_and_a_lowered_level_hold_on_every_worker_from_the_next_request
         assert ask(server, owner, "DELETE", f"/minds/{mind}/shares/{share}") == 200
         assert_both_workers(on_each_worker(server, reads(404)))
         assert_both_workers(on_each_worker(server, writes(404)))
-    finally:
-        server.stop()
 
 
 # --- The owner's mind and the people around it -------------------------------------------------
