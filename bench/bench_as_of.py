@@ -73,16 +73,19 @@ def a_month_of_writes(mind, count: int, *, seed: int = 3) -> dict[str, int]:
 
 
 def age(mind, *, back: timedelta = timedelta(days=40)) -> None:
-    """Move the mind, its memories and their audit rows `back`: all of it older than the
+    """Move the mind, its memories, their audit rows and spans `back`: all of it older than the
     month looked back on."""
     from django.db.models import F
 
-    from memories.models import Memory, MemoryEvent
+    from memories.models import Memory, MemoryEvent, MemorySpan
 
     Memory.objects.filter(mind=mind).update(
         created_at=F("created_at") - back, updated_at=F("updated_at") - back
     )
     MemoryEvent.objects.filter(mind=mind).update(at=F("at") - back)
+    MemorySpan.objects.filter(mind=mind).update(
+        start=F("start") - back, updated_at=F("updated_at") - back
+    )
     type(mind).objects.filter(pk=mind.pk).update(created_at=F("created_at") - back * 10)
     mind.refresh_from_db()
 

@@ -242,7 +242,8 @@ def seed_memories(
     verified_share: float = 0.3,
     batch_size: int = 1000,
 ) -> int:
-    """`count` memories for `mind`, written with bulk_create (and their MemoryTag rows).
+    """`count` memories for `mind`, written with bulk_create (and their MemoryTag rows and
+    spans, as for memories stored before: memories/spans.py).
 
     Deterministic for a given `seed`. Keys are `<category>_<index>`; priorities are drawn
     with `priority_weights` for low, normal, high, critical (by default about 0.1% critical,
@@ -254,7 +255,8 @@ def seed_memories(
     from django.db import transaction
     from django.utils import timezone
 
-    from memories.models import Memory, MemoryTag
+    from memories import rows, spans
+    from memories.models import Memory, MemorySpan, MemoryTag
 
     rng = random.Random(seed)
     now = timezone.now()
@@ -286,6 +288,12 @@ def seed_memories(
             MemoryTag.objects.bulk_create(
                 MemoryTag(memory=m, mind=mind, tag=tag) for m in memories for tag in m.tags
             )
+            values = ({name: getattr(m, name) for name in spans.SPANNED} for m in memories)
+            opened = (
+                spans.span_row(m.pk, mind.pk, v, start=m.created_at, end=None)
+                for m, v in zip(memories, values, strict=True)
+            )
+            rows.insert(MemorySpan, list(opened))
         written += len(memories)
     return written
 

@@ -8,11 +8,15 @@ memory back with the values its tombstone kept; a create or an undelete takes it
 purge leaves it out (its values are gone). `updated_at`, which the trail does not keep as
 a value, is the time of the memory's latest write at or before the moment: every write that
 records an audit row stamps the memory with the row's time. A memory no row since touched
-is as it is now: only the touched ones are rebuilt, and a recall reads the others as
-today's recall does, merged with them in recall order (RecallAsOf), which rebuilds of
-each only what orders, counts and narrows it, the rest read when the recall reaches it.
-What the rebuild reads: the touched memories now, the audit rows since the moment, and the
-latest write time of each memory those rows changed. Design notes:
+is as it is now: only the touched ones are rebuilt. What the rebuild reads: the touched
+memories now, the audit rows since the moment, and the latest write time of each memory
+those rows changed.
+
+A recall as of a moment (RecallAsOf) reads less: the memories no write touched since as
+today's recall reads them, and, merged with them in recall order, the ones the mind held
+then that a write since changed or deleted, ordered, counted and named by their spans
+(memories/spans.py); of those, only the ones the recall reaches are rebuilt, a chunk at a
+time. `spans_from_trail` builds a mind's spans by the same walk. Design notes:
 docs/internals.md#a-mind-as-of-a-moment.
 
 Exact, or refused: when a value the walk needs was folded (the history budget), the answer
@@ -27,27 +31,30 @@ import dataclasses
 import heapq
 import itertools
 import json
-from collections import Counter, namedtuple
-from collections.abc import Generator, Iterable, Iterator
+from collections import namedtuple
+from collections.abc import Collection, Generator, Iterable, Iterator
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
+from functools import cached_property
 from typing import Any
 
 import orjson
-from django.db.models import Max, QuerySet
+from django.db.models import Case, Max, Q, QuerySet, When
 
 from core.errors import Conflict, Invalid, NotFound
-from memories import audit
+from memories import audit, spans
 from memories.fields import FIELDS_BY_NAME, TOMBSTONE_FIELDS, VALUE_NAMES, PublicField, iso
 from memories.filters import DEFAULT_SORT, NO_FILTERS, Expired, MemoryFilters, sorted_memories
-from memories.models import Memory, MemoryEvent, MemoryQuerySet, has_expired
+from memories.models import Memory, MemoryEvent, MemoryQuerySet, MemorySpan, has_expired
 from memories.recall import (
     MAX_KEYS_NAMED,
     STREAM_CHUNK,
+    TEXT_NAMES,
     WHOLE_CHUNK,
     RecallSelection,
     Row,
     driver_rows,
+    grouped_counts,
     recall_rows,
     recall_selection,
 )
@@ -78,6 +85,8 @@ _KEPT = {name: FIELDS_BY_NAME[name] for name in TOMBSTONE_FIELDS}
 _ATTRIBUTES = tuple(kept.attribute for kept in _KEPT.values())
 # Audit rows read at a time on the walk back.
 WALK_CHUNK = 500
+# The memories a recall rebuilds first, before a chunk at a time.
+FIRST_REBUILT = 16
 
 
 class _Purged:
@@ -177,53 +186,77 @@ def memory_search_as_of(
 
 @dataclass(frozen=True)
 class RecallAsOf(RecallSelection):
-    """A recall of the mind as it was at `now`. The memories no audit row since touched are
-    as they are now: read as today's recall reads them (held then when created by then,
-    expiry judged then), the `touched` ones skipped as they come, and merged in recall
-    order with `rebuilt`, the touched ones the selection keeps, each with what orders,
-    counts and narrows it; the rest of a rebuilt memory's values is read only when the
-    recall reaches it (_Held.rows). Rendered by memories.recall like any selection."""
-
-    rebuilt: tuple[_Held, ...] = ()
-    touched: frozenset[str] = frozenset()
-    # How many of the memories the selection reads today are touched ones, by (verified,
-    # priority): what today's counts hold of them.
-    touched_today: Counter[tuple[bool, int]] = dataclasses.field(default_factory=Counter)
+    """A recall of the mind as it was at `now`. A memory no write touched since is as it is
+    now, updated at or before the moment (every audited write stamps it with its time): those
+    are read as today's recall reads them. The others the mind held then are the spans the
+    writes since ended (memories/spans.py), which order, narrow and count them; their values
+    are rebuilt from the trail a chunk at a time, as the recall reaches them; the two are
+    merged in recall order. Rendered by memories.recall like any selection."""
 
     def _narrowed(self, expired: Expired) -> MemoryQuerySet:
         if self.now < self.mind.created_at:
             return Memory.objects.none()  # before the mind existed: an empty mind
-        return super()._narrowed(expired).filter(created_at__lte=self.now)
+        return super()._narrowed(expired)
+
+    def untouched(self) -> MemoryQuerySet:
+        """Today's memories no write touched since the moment, in recall order."""
+        # A CASE, not a range on updated_at, which SQLite would serve by sorting the mind.
+        since = Case(When(updated_at__gt=self.now, then=True), default=False)
+        return self.memories().alias(since=since).filter(since=False)
+
+    @cached_property
+    def ended(self) -> list[tuple[int, datetime, str, str, bool]]:
+        """The spans of the memories held at the moment that a write since ended, in recall
+        order, as the driver reads them: (priority, updated_at, id, key, verified). Read once,
+        they order, count and name those memories."""
+        held = MemorySpan.objects.filter(mind=self.mind, end__gt=self.now, start__lte=self.now)
+        ordered = self._spans(held).order_by("-priority", "-updated_at", "-memory_id")
+        read = ordered.values_list("priority", "updated_at", "memory_id", "key", "verified")
+        return list(driver_rows(read, WHOLE_CHUNK))
+
+    def opened_since(self) -> QuerySet[MemorySpan, MemorySpan]:
+        """The spans of today's memories written since the moment (their values today)."""
+        return self._spans(MemorySpan.objects.filter(mind=self.mind, end=None, start__gt=self.now))
+
+    def _spans(self, spans_: QuerySet[MemorySpan, MemorySpan]) -> QuerySet[MemorySpan, MemorySpan]:
+        filters = self._filters("include" if self.include_expired else "hide")
+        if filters.impossible or self.now < self.mind.created_at:
+            return MemorySpan.objects.none()
+        return spans.narrowed(spans_, filters, now=self.now)
 
     def rows(self, *, for_json: bool, whole: bool) -> Iterable[Row]:
-        today = recall_rows(self, for_json=for_json, whole=whole, memories=self.memories())
-        untouched = (row for row in today if row.id not in self.touched)
+        today = recall_rows(self, for_json=for_json, whole=whole, memories=self.untouched())
         chunk = WHOLE_CHUNK if whole else STREAM_CHUNK
-        rebuilt = _Held.rows(self.rebuilt, at=self.now, chunk=chunk)
-        return heapq.merge(untouched, rebuilt, key=_recall_key, reverse=True)
+        rebuilt = _rebuilt_rows(self.mind, self.now, iter(self.ended), chunk, for_json=for_json)
+        return heapq.merge(today, rebuilt, key=_recall_key, reverse=True)
 
     def first_keys(self, priority: int) -> tuple[str, ...]:
         names = ("priority", "updated_at", "id", "key")
-        first = self.memories().filter(priority=priority).exclude(pk__in=self._touched_now())
-        rows = first.values_list(*names, named=True)[:MAX_KEYS_NAMED]
-        rebuilt = (memory for memory in self.rebuilt if memory.priority == priority)
-        merged = heapq.merge(rows, rebuilt, key=_recall_key, reverse=True)
-        return tuple(row.key for row in itertools.islice(merged, MAX_KEYS_NAMED))
+        today = self.untouched().filter(priority=priority).values_list(*names)
+        ended = (span for span in self.ended if span[0] == priority)
+        merged = heapq.merge(today[:MAX_KEYS_NAMED], ended, key=_first_key, reverse=True)
+        return tuple(row[3] for row in itertools.islice(merged, MAX_KEYS_NAMED))
 
     def counts(self) -> dict[tuple[bool, int], int]:
+        # Today's memories judged at the moment, less those written since, plus the ones
+        # held then that a write since changed or deleted.
         counts = super().counts()
-        for memory in self.rebuilt:
-            counts[(memory.verified, memory.priority)] += 1
-        return {group: n - self.touched_today[group] for group, n in counts.items()}
-
-    def _touched_now(self) -> QuerySet[MemoryEvent, Any]:
-        return _touched_ids(self.mind, self.now)
+        for group, n in grouped_counts(self.opened_since()).items():
+            counts[group] -= n
+        for priority, _, _, _, verified in self.ended:
+            counts[(bool(verified), priority)] += 1
+        return counts
 
 
 def _recall_key(row: Row) -> tuple[int, datetime, str]:
-    """Recall order, reversed (priority, updated_at and id all descend): rows and rebuilt
-    memories alike."""
-    return (row.priority, row.updated_at, row.id)
+    """Recall order, reversed (priority, updated_at and id all descend). Every time is UTC,
+    compared without its zone: the driver's rows (SQLite's, naive) merge with the ORM's."""
+    return (row.priority, row.updated_at.replace(tzinfo=None), row.id)
+
+
+def _first_key(row: tuple[int, datetime, str, str]) -> tuple[int, datetime, str]:
+    """_recall_key of a (priority, updated_at, id, key) row."""
+    return (row[0], row[1].replace(tzinfo=None), row[2])
 
 
 def recall_as_of(
@@ -236,9 +269,8 @@ def recall_as_of(
     include_superseded: bool = False,
 ) -> RecallAsOf:
     """recall_selection of the mind as it was at `at` (expiry judged then); the recall
-    renderers take it as they take any selection. Only the memories touched since are
-    rebuilt here, and only as far as the recall's order, counts and narrowing need; the
-    rest is read as the answer is rendered. Recall `about` a topic needs the search index,
+    renderers take it as they take any selection. Conflict, before anything is read, when a
+    value the rebuild may need was folded. Recall `about` a topic needs the search index,
     which holds only today's memories: not offered as of a moment."""
     selection = recall_selection(
         mind=mind,
@@ -248,126 +280,50 @@ def recall_as_of(
         now=at,
         include_superseded=include_superseded,
     )
-    filters = selection.search_filters()
-    fields = {f.name: getattr(selection, f.name) for f in dataclasses.fields(selection)}
-    if filters.impossible or at < mind.created_at:
-        return RecallAsOf(**fields)
-    # Today's tags are read only when a tag narrows the recall.
-    names = (*_ORDERING, "tags") if filters.all_tags else _ORDERING
-    walk = _walk(mind, at, memory_id=None, names=names)
-    touched_today: Counter[tuple[bool, int]] = Counter()
-    for pk, values in walk.today.items():
-        now = _Held(pk, mind, values, partial=True)
-        if filters.matches(now, now=at):
-            touched_today[(now.verified, now.priority)] += 1
-    held = []
-    for pk, state in walk.states.items():
-        if isinstance(state, dict) and _shown(state, "created_at") <= at:
-            memory = _Held(pk, mind, state, partial=pk in walk.from_today)
-            if filters.matches(memory, now=at):
-                held.append(memory)
-    stamps = _latest_writes(mind, at, [m.id for m in held if m.id in walk.restamped])
-    for memory in held:
-        if memory.id in walk.restamped:
-            # No write at or before the moment left a row: it was as it was born.
-            memory.updated_at = stamps.get(memory.id, memory.created_at)
-    rebuilt = sorted(held, key=_recall_key, reverse=True)
-    touched = frozenset(walk.states)
-    return RecallAsOf(
-        **fields, rebuilt=tuple(rebuilt), touched=touched, touched_today=touched_today
-    )
+    _refuse_folded(mind, at)
+    return RecallAsOf(**{f.name: getattr(selection, f.name) for f in dataclasses.fields(selection)})
 
 
-# Of a memory touched since, what a recall reads for all of them: what narrows, counts and
-# orders it (updated_at comes from the trail). The rest is read for the ones it shows.
-_ORDERING = (
-    "category",
-    "key",
-    "priority",
-    "source",
-    "verified",
-    "expires_at",
-    "created_at",
-    "superseded_by_id",
-)
-# A memory's values as a recall renders them: the fields, its tags as JSON text, whether it
-# had expired (recall.TEXT_NAMES).
-_ROW_NAMES = (*VALUE_NAMES, "tags_text", "expired")
-RebuiltRow = namedtuple("RebuiltRow", _ROW_NAMES)  # type: ignore[misc]
+def _rebuilt_rows(
+    mind: Mind,
+    at: datetime,
+    ended: Iterator[tuple[int, datetime, str, str, bool]],
+    chunk: int,
+    *,
+    for_json: bool,
+) -> Iterator[Row]:
+    """The rows of the memories of the `ended` spans (RecallAsOf.ended) as they were at `at`,
+    rebuilt a chunk at a time: a few first (a budgeted recall shows a few), then `chunk`.
+    The text's rows (TextRow) hold only what the text shows; JSON's (RebuiltRow) every value."""
+    make, names = (RebuiltRow, _ATTRIBUTES) if for_json else (TextRow, _TEXT_ATTRIBUTES)
+    fields: tuple[str, ...] = make._fields
+    size = min(FIRST_REBUILT, chunk)
+    while batch := tuple(itertools.islice(ended, size)):
+        walk = _walk(mind, at, memory_ids=[span[2] for span in batch], names=names)
+        for _, updated_at, pk, _, _ in batch:
+            state = walk.states.get(pk)
+            if isinstance(state, dict):
+                values = {name: _shown(state, name) for name in names}
+                values.update(id=pk, mind_id=mind.pk, updated_at=_utc(updated_at))
+                values.update(
+                    tags_text=json.dumps(values["tags"]),
+                    expired=has_expired(values["expires_at"], at),
+                )
+                yield make._make(values[name] for name in fields)
+        size = chunk
 
 
-_HELD = (*_ORDERING, "updated_at")
+def _utc(value: datetime) -> datetime:
+    """A time the driver read, aware (SQLite's driver gives it naive, in UTC)."""
+    return value if value.tzinfo is not None else value.replace(tzinfo=UTC)
 
 
-class _Held:
-    """A memory touched since that the mind held at the moment, as a recall orders, counts
-    and narrows it (MemoryFilters.matches reads it as it reads a memory); `state` holds its
-    values then, all of them, or (`partial`) those the walk set on today's values of
-    _ORDERING: the others are today's."""
-
-    __slots__ = (
-        "category",
-        "created_at",
-        "expires_at",
-        "id",
-        "key",
-        "mind",
-        "partial",
-        "priority",
-        "source",
-        "state",
-        "superseded_by_id",
-        "tags",
-        "updated_at",
-        "verified",
-    )
-
-    category: str
-    key: str
-    priority: int
-    source: str
-    verified: bool
-    expires_at: datetime | None
-    created_at: datetime
-    updated_at: datetime
-    superseded_by_id: str | None
-    tags: list[str]
-
-    def __init__(self, pk: str, mind: Mind, state: dict[str, Any], *, partial: bool) -> None:
-        self.id, self.mind, self.state, self.partial = pk, mind, state, partial
-        for name in _HELD:
-            value = state.get(name, audit.PURGED_VALUE)
-            setattr(self, name, _shown(state, name) if value is audit.PURGED_VALUE else value)
-        # Only a recall narrowed by tag reads today's tags for every memory.
-        self.tags = _shown(state, "tags") if "tags" in state or not partial else []
-
-    def is_expired(self, now: datetime | None = None) -> bool:
-        return has_expired(self.expires_at, now)
-
-    @classmethod
-    def rows(cls, held: Iterable[_Held], *, at: datetime, chunk: int) -> Iterator[Row]:
-        """`held` as rows of every value (RebuiltRow), in the same order, `chunk` at a time:
-        today's values of the partial ones read then, by primary key."""
-        rest = (name for name in _ATTRIBUTES if name not in _ORDERING)
-        names = tuple(dict.fromkeys(rest))
-        rows = iter(held)
-        while batch := tuple(itertools.islice(rows, chunk)):
-            ids = [memory.id for memory in batch if memory.partial]
-            today = {}
-            if ids:
-                read = Memory.objects.filter(pk__in=ids).values_list("id", *names)
-                today = {row[0]: dict(zip(names, row[1:], strict=True)) for row in read}
-            for memory in batch:
-                yield memory._row(today.get(memory.id, {}), at)
-
-    def _row(self, today: dict[str, Any], at: datetime) -> Row:
-        state = {**today, **self.state} if self.partial else self.state
-        values = {name: _shown(state, name) for name in _ATTRIBUTES}
-        values.update(id=self.id, mind_id=self.mind.pk, updated_at=self.updated_at)
-        values.update(
-            tags_text=json.dumps(values["tags"]), expired=has_expired(values["expires_at"], at)
-        )
-        return RebuiltRow._make(values[name] for name in _ROW_NAMES)
+# A memory's values as a recall renders them: JSON's (the fields, its tags as JSON text,
+# whether it had expired: recall.TEXT_NAMES); the text's (what orders it, and TEXT_NAMES).
+RebuiltRow = namedtuple("RebuiltRow", (*VALUE_NAMES, "tags_text", "expired"))  # type: ignore[misc]
+TextRow = namedtuple("TextRow", ("id", "updated_at", *TEXT_NAMES))  # type: ignore[misc]
+# The values the text's rows are made of (tags_text and expired come from tags and expiry).
+_TEXT_ATTRIBUTES = ("category", "key", "content", "tags", "priority", "verified", "expires_at")
 
 
 def _shown(state: dict[str, Any], name: str) -> Any:
@@ -404,7 +360,8 @@ def _rebuilt(
         for memory in now.exclude(pk__in=_touched_ids(mind, at)).iterator():
             memory.mind = mind
             held.memories.append(memory)
-    walk = _walk(mind, at, memory_id=memory_id, names=_ATTRIBUTES)
+    ids = None if memory_id is None else [memory_id]
+    walk = _walk(mind, at, memory_ids=ids, names=_ATTRIBUTES)
     held.touched = frozenset(walk.states)
     stamps = _latest_writes(mind, at, [pk for pk in walk.restamped if pk in walk.states])
     for pk, state in walk.states.items():
@@ -433,19 +390,23 @@ class _Walk:
     states: dict[str, State | None]
     restamped: set[str]
     from_today: set[str]
-    # Today's values read (`names`) of the memories touched since that the mind held then.
+    # Today's values read (`names`) of the memories touched since that the mind held then,
+    # until the walk takes them.
     today: dict[str, dict[str, Any]]
 
 
-def _walk(mind: Mind, at: datetime, *, memory_id: str | None, names: tuple[str, ...]) -> _Walk:
+def _walk(
+    mind: Mind, at: datetime, *, memory_ids: Collection[str] | None, names: tuple[str, ...]
+) -> _Walk:
     """Walk back from today's values (`names` of them) of the memories the mind's audit rows
-    since `at` touched (or only `memory_id`), undoing the rows."""
+    since `at` touched (or only `memory_ids`), undoing the rows."""
     events = MemoryEvent.objects.filter(mind=mind, at__gt=at)
     # Read as values, not instances; one created since is taken away by its create row.
     # By id alone: the rows name this mind's memories, and the primary key finds them.
-    touched_now = Memory.objects.filter(pk__in=_touched_ids(mind, at), created_at__lte=at)
-    if memory_id is not None:
-        events, touched_now = events.filter(memory_id=memory_id), touched_now.filter(pk=memory_id)
+    ids: Any = _touched_ids(mind, at)
+    if memory_ids is not None:
+        events, ids = events.filter(memory_id__in=memory_ids), memory_ids
+    touched_now = Memory.objects.filter(pk__in=ids, created_at__lte=at)
     rows_now = touched_now.values_list("id", *names)
     today = {row[0]: dict(zip(names, row[1:], strict=True)) for row in rows_now}
     walk = _Walk(states={}, restamped=set(), from_today=set(), today=today)
@@ -496,34 +457,43 @@ def _touched_ids(mind: Mind, at: datetime) -> QuerySet[MemoryEvent, Any]:
 def _walk_back(walk: _Walk, events: Iterator[_Event]) -> None:
     """Undo `events` (newest first) on `walk.states` (model attributes to values), which take
     a memory's values from `walk.today` at its first row (None: the mind did not hold it)."""
-    states, restamped, from_today = walk.states, walk.restamped, walk.from_today
     for event in events:
-        pk, action = event.memory_id, event.action
-        if pk not in states:
-            values = walk.today.get(pk)
-            states[pk] = None if values is None else dict(values)
-            if values is not None:
-                from_today.add(pk)
-        if action == Action.PURGE:
-            states[pk] = _PURGED
-        elif action in (Action.CREATE, Action.UNDELETE):
-            states[pk] = None  # before it, the mind did not hold the memory
-        elif isinstance(states[pk], _Purged):
-            continue  # its earlier rows hold nothing more
-        elif action == Action.DELETE:
-            states[pk] = _before_delete(event)
-            from_today.discard(pk)
-            restamped.discard(pk)  # the tombstone kept its updated_at
-        elif isinstance(state := states[pk], dict):
-            # Today's values hold every kept field (read or not); a tombstone only its own.
-            every = pk in from_today
-            for name, change in event.changes.items():
-                kept = _KEPT.get(name)
-                if kept is not None and (every or kept.attribute in state):
-                    state[kept.attribute] = _old(event, change, kept)
-            restamped.add(pk)
-        if not isinstance(states[pk], dict):
-            from_today.discard(pk)
+        _undo(walk, event)
+
+
+def _undo(walk: _Walk, event: _Event) -> None:
+    """Undo one row on `walk.states`; Conflict, and nothing undone, when a value it needs was
+    folded."""
+    states, restamped, from_today = walk.states, walk.restamped, walk.from_today
+    pk, action = event.memory_id, event.action
+    if pk not in states:
+        values = states[pk] = walk.today.pop(pk, None)  # the walk's own from here
+        if values is not None:
+            from_today.add(pk)
+    if action == Action.PURGE:
+        states[pk] = _PURGED
+    elif action in (Action.CREATE, Action.UNDELETE):
+        states[pk] = None  # before it, the mind did not hold the memory
+    elif isinstance(states[pk], _Purged):
+        return  # its earlier rows hold nothing more
+    elif action == Action.DELETE:
+        states[pk] = _before_delete(event)
+        from_today.discard(pk)
+        restamped.discard(pk)  # the tombstone kept its updated_at
+    elif isinstance(state := states[pk], dict):
+        # Today's values hold every kept field (read or not); a tombstone only its own.
+        every = pk in from_today
+        changes = ((_KEPT.get(name), change) for name, change in event.changes.items())
+        state.update(
+            {
+                kept.attribute: _old(event, change, kept)
+                for kept, change in changes
+                if kept is not None and (every or kept.attribute in state)
+            }
+        )
+        restamped.add(pk)
+    if not isinstance(states[pk], dict):
+        from_today.discard(pk)
 
 
 def _before_delete(event: _Event) -> State:
@@ -540,14 +510,81 @@ def _old(event: _Event, change: Any, kept: PublicField) -> Any:
     if type(change) is dict and "old" in change:  # neither folded nor purged
         return kept.decode(change["old"])
     if audit.is_folded(change):
-        raise Conflict(
-            f"This mind's history up to {iso(event.at)} was folded to keep it within its "
-            "budget (SYNAPSE_MAX_HISTORY_BYTES), so the mind before then cannot be rebuilt "
-            f"exactly: give as_of={iso(event.at)} or later."
-        )
+        raise _folded(event)
     if audit.is_purged(change):
         return audit.PURGED_VALUE
     return kept.decode(change.get("old"))
+
+
+def _folded(event: _Event) -> Conflict:
+    """The refusal of a rebuild that needs a value `event` held, folded since."""
+    return Conflict(
+        f"This mind's history up to {iso(event.at)} was folded to keep it within its "
+        "budget (SYNAPSE_MAX_HISTORY_BYTES), so the mind before then cannot be rebuilt "
+        f"exactly: give as_of={iso(event.at)} or later."
+    )
+
+
+def _refuse_folded(mind: Mind, at: datetime) -> None:
+    """Conflict (as the walk back would meet it) when a row since `at` was folded. Folding
+    takes the oldest rows first: only the rows before the oldest unfolded one can be."""
+    unfolded = MemoryEvent.objects.filter(mind=mind, size__gt=0).order_by("at", "id")
+    first = unfolded.values_list("at", "id").first()
+    if first is not None and first[0] <= at:
+        return
+    # Rows that hold no values: folded, or purged (a purge's own, and every row it purged).
+    empty = MemoryEvent.objects.filter(mind=mind, at__gt=at, size=0).exclude(action=Action.CREATE)
+    if first is not None:
+        empty = empty.filter(Q(at__lt=first[0]) | Q(at=first[0], id__lt=first[1]))
+    for event in _events_back(empty):
+        if any(audit.is_folded(change) for change in event.changes.values()):
+            raise _folded(event)
+
+
+def spans_from_trail(mind: Mind) -> list[dict[str, Any]]:
+    """The spans (rows of MemorySpan) of `mind` as its audit trail tells them: walking back
+    from today's values through every row, each write that left the memory held opens a
+    span with the values it left, ended by the memory's next row. A folded value stops the
+    walk there: a recall before it is refused (_refuse_folded), so the spans it has not
+    reached open when their memories were born."""
+    read = Memory.objects.filter(mind=mind).values_list("id", *_ATTRIBUTES)
+    today = {row[0]: dict(zip(_ATTRIBUTES, row[1:], strict=True)) for row in read}
+    walk = _Walk(states={}, restamped=set(), from_today=set(), today=today)
+    found: list[dict[str, Any]] = []
+    ends: dict[str, datetime] = {}
+
+    def opened(pk: str, state: dict[str, Any], *, start: datetime, stamp: datetime) -> None:
+        values = {name: _shown(state, name) for name in spans.SPANNED}
+        values["updated_at"] = stamp
+        found.append(spans.span_row(pk, mind.pk, values, start=start, end=ends.get(pk)))
+
+    stopped: tuple[str, datetime] | None = None
+    events = MemoryEvent.objects.filter(mind=mind).order_by("-at", "-id")
+    read_back = events.values_list("id", "memory_id", "action", "changes", "at")
+    for *row, at in read_back.iterator(chunk_size=WALK_CHUNK):
+        event = _Event(*row)
+        pk = event.memory_id
+        state = walk.states[pk] if pk in walk.states else walk.today.get(pk)
+        if event.action in spans.OPENING and isinstance(state, dict):
+            opened(pk, state, start=at, stamp=at if pk in walk.restamped else state["updated_at"])
+        try:
+            _undo(walk, event)
+        except Conflict:
+            stopped = (pk, at)
+            break
+        ends[pk] = at
+    # Held before the walk's first (or last undone) row of them: opened at their birth.
+    left = dict(walk.today)  # the ones no row touched
+    left.update((pk, s) for pk, s in walk.states.items() if isinstance(s, dict))
+    stamps: dict[str, datetime] = {}
+    if stopped is not None:
+        left.pop(stopped[0], None)  # its span opens at the row that stopped the walk
+        stamps = _latest_writes(mind, stopped[1], [pk for pk in left if pk in walk.restamped])
+    for pk, state in left.items():
+        born: datetime = state["created_at"]
+        stamp: datetime = stamps.get(pk, born) if pk in walk.restamped else state["updated_at"]
+        opened(pk, state, start=born, stamp=stamp)
+    return [span for span in found if span["end"] is None or span["start"] < span["end"]]
 
 
 def _latest_writes(mind: Mind, at: datetime, ids: list[str]) -> dict[str, datetime]:

@@ -341,6 +341,56 @@ class MemoryEvent(models.Model):
         return f"{self.action} {self.memory_id} by {self.actor}"
 
 
+class MemorySpan(models.Model):
+    """What orders, narrows and counts a memory in a recall, over one span of time its values
+    held: from `start` (the write that left them) to `end` (the next write of the memory;
+    None while they hold). Written beside every audited write (memories/spans.py), so a
+    recall as of a moment reads the mind then as today's recall reads it now. Its other
+    values are read from the memory, or from the audit trail when written since."""
+
+    # Served by the (mind, end, …) index.
+    mind = models.ForeignKey(
+        "minds.Mind", on_delete=models.CASCADE, db_index=False, related_name="+"
+    )
+    memory_id = models.CharField(max_length=32, db_index=True)
+    start = models.DateTimeField()
+    end = models.DateTimeField(null=True, blank=True)
+    category = models.CharField(max_length=16)
+    key = models.CharField(max_length=MAX_KEY_LENGTH)
+    priority = models.PositiveSmallIntegerField()
+    verified = models.BooleanField()
+    expires_at = models.DateTimeField(null=True, blank=True)
+    # The memory that superseded it, "" when none.
+    superseded_by = models.CharField(max_length=32, blank=True, default="")
+    # The memory's tags as JSON text (memories/spans.py: a tag is found as its JSON string).
+    tags = models.TextField(default="[]")
+    updated_at = models.DateTimeField()
+
+    class Meta:
+        indexes = [
+            # The spans the writes since a moment ended or opened, with what a recall reads
+            # of them (unless it is narrowed by category or tag): read from the index alone.
+            models.Index(
+                fields=[
+                    "mind",
+                    "end",
+                    "start",
+                    "verified",
+                    "priority",
+                    "expires_at",
+                    "superseded_by",
+                    "updated_at",
+                    "memory_id",
+                    "key",
+                ],
+                name="memory_span_end_idx",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.memory_id} from {self.start}"
+
+
 class SupersedeProposal(models.Model):
     """An agent's wish that `by` supersede the verified `memory`: it waits for a person, who
     accepts it (the supersede is written) or rejects it (the row goes). Until then the

@@ -127,14 +127,14 @@ class RecallSelection:
 
     def counts_of(self, filtered: MemoryQuerySet) -> dict[tuple[bool, int], int]:
         """counts() of `filtered`, a part of filtered()."""
-        counts = _grouped_counts(filtered)
+        counts = grouped_counts(filtered)
         if not self.include_expired:
-            for group, expired in _grouped_counts(filtered.expired(self.now)).items():
+            for group, expired in grouped_counts(filtered.expired(self.now)).items():
                 counts[group] -= expired
         return counts
 
 
-def _grouped_counts(memories: QuerySet[Memory]) -> dict[tuple[bool, int], int]:
+def grouped_counts(memories: QuerySet[Any, Any]) -> dict[tuple[bool, int], int]:
     counts: dict[tuple[bool, int], int] = {
         (verified, p.value): 0 for verified in (False, True) for p in Priority
     }
@@ -429,7 +429,8 @@ def recall_rows(
     """The selection's rows in recall order, by name: TEXT_NAMES, plus VALUE_NAMES for JSON;
     read a chunk at a time as they are asked for (larger chunks when `whole`: every row is
     wanted). `memories`: a narrower part of selection.memories(), then with their ids and
-    update times, read as values (a mind as of a moment orders other memories among them)."""
+    update times (a mind as of a moment orders other memories among them; on SQLite the
+    whole text's are the driver's, naive UTC)."""
     expired: Any = Value(False)  # memories() left the expired ones out
     if selection.include_expired:
         expired = ExpressionWrapper(expired_q(selection.now), BooleanField())
@@ -439,7 +440,6 @@ def recall_rows(
         memories = selection.memories()
     else:
         names = ("id", "updated_at", *names)
-        whole_text = False  # the driver's rows hold no values to compare
     memories = memories.annotate(tags_text=Cast("tags", TextField()), expired=expired)
     rows = memories.values_list(*dict.fromkeys(names), named=True)
     if whole_text and connections[rows.db].vendor == "sqlite":

@@ -27,7 +27,7 @@ from core.errors import (
     QuotaExceeded,
     Stale,
 )
-from memories import audit, rows
+from memories import audit, rows, spans
 from memories.actors import Actor
 from memories.embeddings import outbox
 from memories.embeddings.text import EMBEDDED_FIELDS
@@ -395,6 +395,7 @@ def on_change(hook: ChangeHook) -> ChangeHook:
 
 
 def _changed(changes: Sequence[tuple[Memory | None, dict[str, Any]]]) -> None:
+    spans.record(changes)
     for hook in _change_hooks:
         hook(changes)
 
@@ -458,6 +459,8 @@ def memory_values_purge(*, memory: Memory, fields: Sequence[str]) -> int:
     left as it is."""
     with _write_lock(memory.mind_id):
         freed = audit.values_purge(memory.mind_id, memory.pk, fields=fields)
+        if "tags" in fields:
+            spans.tags_purged(memory.mind_id, memory.pk)
         search_index_forget()
         for hook in _purge_hooks:
             hook(memory.mind_id, memory.pk)

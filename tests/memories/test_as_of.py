@@ -12,9 +12,10 @@ from django.utils import timezone
 
 from core.errors import Conflict, NotFound
 from memories import services
-from memories.as_of import memory_as_of, mind_as_of
+from memories.as_of import memory_as_of, mind_as_of, recall_as_of, spans_from_trail
 from memories.fields import iso
-from memories.models import Memory
+from memories.models import Memory, MemorySpan
+from memories.recall import recall_render_text
 from minds.models import Mind
 from tests.api.memory_helpers import json_of, text_of
 from tests.factories import AGENT, PERSON, upsert
@@ -208,3 +209,76 @@ def test_folded_history_is_refused_naming_the_moment_answered_exactly(old_mind):
     exact = datetime.fromisoformat(refused.value.detail.split("as_of=")[1].split(" ")[0])
     assert memory_as_of(mind=mind, memory_id=memory.pk, at=exact).pk == memory.pk
     assert memory_as_of(mind=mind, memory_id=memory.pk, at=exact.astimezone(UTC)).content
+
+    # A recall is refused the same way, before anything is read.
+    with pytest.raises(Conflict) as recall_refused:
+        recall_as_of(mind=mind, at=earlier + timedelta(seconds=30))
+    assert recall_refused.value.detail == refused.value.detail
+    assert "note" in recall_render_text(selection=recall_as_of(mind=mind, at=exact))
+
+
+def _spans(mind: Mind) -> list[tuple]:
+    names = ("memory_id", "start", "end", "category", "key", "priority", "verified")
+    rest = ("expires_at", "superseded_by", "tags", "updated_at")
+    return sorted(MemorySpan.objects.filter(mind=mind).values_list(*names, *rest))
+
+
+def _as_rows(spans: list[dict]) -> list[tuple]:
+    names = ("memory_id", "start", "end", "category", "key", "priority", "verified")
+    rest = ("expires_at", "superseded_by", "tags", "updated_at")
+    return sorted(tuple(span[name] for name in (*names, *rest)) for span in spans)
+
+
+@pytest.mark.parametrize("seed", [5, 8])
+def test_the_writes_keep_the_spans_the_trail_tells(mind, seed):
+    """The spans each write leaves are those the audit trail tells (the migration's)."""
+    rng = random.Random(seed)
+    start = (timezone.now() - timedelta(days=12)).replace(microsecond=0)
+    Mind.objects.filter(pk=mind.pk).update(created_at=start)
+    mind.refresh_from_db()
+    seen: set[str] = set()
+    for number in range(10):
+        _one_day(mind, rng, start + timedelta(days=number), seen)
+
+    written = _spans(mind)
+    assert len(written) > len(seen)  # several spans of most memories
+    assert written == _as_rows(spans_from_trail(mind))
+
+
+def test_a_purge_takes_the_memory_s_spans_with_it(old_mind):
+    mind = old_mind
+    earlier = timezone.now() - timedelta(hours=2)
+    memory = upsert(mind, "secret", "the launch code is 1234", now=earlier).memory
+    services.memory_change(memory=memory, actor=PERSON, body={"priority": "high"})
+    assert MemorySpan.objects.filter(memory_id=memory.pk).count() == 2
+
+    services.memory_purge(memory=memory, actor=PERSON)
+
+    assert not MemorySpan.objects.filter(memory_id=memory.pk).exists()
+    then = recall_as_of(mind=mind, at=earlier + timedelta(minutes=1))
+    assert "secret" not in recall_render_text(selection=then)
+
+
+def test_a_tag_purged_from_the_history_is_purged_from_the_spans(old_mind):
+    mind = old_mind
+    earlier = timezone.now() - timedelta(hours=2)
+    memory = upsert(mind, "login", "see the vault", tags=["pw-hunter2"], now=earlier).memory
+    services.memory_change(memory=memory, actor=PERSON, body={"tags": ["redacted"]})
+    moment = earlier + timedelta(minutes=1)
+    assert sum(recall_as_of(mind=mind, at=moment, tag="pw-hunter2").counts().values()) == 1
+
+    services.memory_values_purge(memory=memory, fields=["tags"])
+
+    assert sum(recall_as_of(mind=mind, at=moment, tag="pw-hunter2").counts().values()) == 0
+    assert "pw-hunter2" not in str(_spans(mind))
+    assert _spans(mind) == _as_rows(spans_from_trail(mind))
+
+
+def test_a_recall_as_of_reads_only_its_own_mind(old_mind, stranger_mind):
+    earlier = timezone.now() - timedelta(hours=2)
+    upsert(old_mind, "mine", "my words", now=earlier)
+    upsert(stranger_mind.mind, "theirs", "their words", now=earlier)
+
+    text = recall_render_text(selection=recall_as_of(mind=old_mind, at=timezone.now()))
+
+    assert "mine" in text and "theirs" not in text
