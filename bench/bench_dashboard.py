@@ -173,13 +173,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--results", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
-    if len(args.database) > 1:
-        rest = ["--memories", str(args.memories), "--requests", str(args.requests)]
-        rest += ["--verify-rounds", str(args.verify_rounds), "--port", str(args.port)]
-        rest += ["--workers", str(args.workers)]
-        results = common.run_per_database(__file__, rest, args.database)
-        print("\nms")
-        print(common.format_side_by_side(results, ("p50", "p95")))
+    if common.per_database(__file__, argv, args.database):
         return 0
 
     os.environ["SYNAPSE_EMBEDDINGS"] = "off"  # the server's too: it inherits this process's

@@ -51,12 +51,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--results", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     n, warm = args.requests, args.warmup
-    if len(args.database) > 1:
-        rest = [*("--memories", str(args.memories), "--requests", str(n)), "--warmup", str(warm)]
-        rest += ["--port", str(args.port), "--workers", str(args.workers)]
-        results = common.run_per_database(__file__, rest, args.database)
-        print("\nms")
-        print(common.format_side_by_side(results, ("p50", "p95")))
+    if common.per_database(__file__, argv, args.database):
         return 0
 
     with common.BenchDatabase(keep=args.keep, database=args.database[0]) as db:

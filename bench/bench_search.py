@@ -127,11 +127,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--results", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     requests = max(10, min(args.requests, 2000))
-    if len(args.database) > 1:
-        rest = ["--requests", str(requests), "--port", str(args.port)]
-        results = common.run_per_database(__file__, rest, args.database)
-        print("\nms (p50 unless marked); engine = the bare query's floor")
-        print(common.format_side_by_side(results, SIDE_BY_SIDE))
+    heading = "ms (p50 unless marked); engine = the bare query's floor"
+    if common.per_database(__file__, argv, args.database, heading=heading, metrics=SIDE_BY_SIDE):
         return
     if args.database == ["postgres"]:
         postgres_main(args, requests)

@@ -254,13 +254,8 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--results", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
-    if len(args.database) > 1:
-        rest = ["--memories", str(args.memories), "--batch", str(args.batch)]
-        rest += ["--clients", str(args.clients), "--port", str(args.port)]
-        rest += ["--workers", str(args.workers)]
-        results = common.run_per_database(__file__, rest, args.database)
-        print("\nmemories per second")
-        print(common.format_side_by_side(results, ("memories/s",)))
+    heading = "memories per second"
+    if common.per_database(__file__, argv, args.database, heading=heading, metrics=("memories/s",)):
         return 0
     database = args.database[0]
 

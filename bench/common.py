@@ -520,6 +520,33 @@ def run_per_database(script: str, argv: Sequence[str], databases: Sequence[str])
     return results
 
 
+def per_database(
+    script: str,
+    argv: Sequence[str] | None,
+    databases: Sequence[str],
+    *,
+    heading: str = "ms",
+    metrics: Sequence[str] = ("p50", "p95"),
+) -> bool:
+    """When `--database` names several: run `script` once per database with the rest of its
+    arguments (`argv`, or the command line's), print the figures side by side under `heading`,
+    and return True; False when it names one (the caller runs it)."""
+    if len(databases) < 2:
+        return False
+    given = list(sys.argv[1:] if argv is None else argv)
+    rest = []
+    while given:
+        arg = given.pop(0)
+        if arg == "--database":
+            given.pop(0)
+        elif not arg.startswith("--database="):
+            rest.append(arg)
+    results = run_per_database(script, rest, databases)
+    print(f"\n{heading}")
+    print(format_side_by_side(results, metrics))
+    return True
+
+
 def format_side_by_side(results: dict, metrics: Sequence[str]) -> str:
     """One line per figure name; under each metric, one column per database, in run order."""
     databases = list(results)

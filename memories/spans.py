@@ -36,6 +36,8 @@ OPENING = frozenset(
         Action.UNDELETE,
     )
 )
+# The writes of a memory that has no open span: a new one, or one back from a delete.
+BORN = frozenset((Action.CREATE, Action.UNDELETE))
 # A memory's values a span keeps (model attributes), tags as JSON text.
 SPANNED = (
     "category",
@@ -74,7 +76,7 @@ def record(changes: Sequence[tuple[Memory | None, dict[str, Any]]]) -> None:
             span = opened.pop(pk)
             if span["start"] < at:
                 closed.append({**span, "end": at})
-        else:
+        elif event["action"] not in BORN:
             ends.setdefault((event["mind_id"], at), []).append(pk)
         if event["action"] == Action.PURGE:
             purged.setdefault(event["mind_id"], []).append(pk)

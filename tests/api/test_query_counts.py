@@ -131,10 +131,11 @@ def test_store_does_not_grow_with_the_mind(agent, mind):
         counts.append(count(agent, "post", "/memory", data=body, format="json"))
     assert counts[0] == counts[1]
     # Mind Key, BEGIN, the lookup, the mind's usage (its quota), the memory, its tags, its
-    # audit row, the mind's enabled webhooks (the outbox's one read), its embedding job, the
-    # near-repeat check's full-text query and its read of the candidates, COMMIT; PostgreSQL
-    # adds a savepoint around the insert (a concurrent insert of the key is settled there).
-    assert counts[1] <= (12 if connection.vendor == "sqlite" else 14), counts
+    # audit row, its span, the mind's enabled webhooks (the outbox's one read), its embedding
+    # job, the near-repeat check's full-text query and its read of the candidates, COMMIT;
+    # PostgreSQL adds a savepoint around the insert (a concurrent insert of the key is
+    # settled there).
+    assert counts[1] <= (13 if connection.vendor == "sqlite" else 15), counts
 
 
 @pytest.mark.parametrize(
@@ -142,8 +143,9 @@ def test_store_does_not_grow_with_the_mind(agent, mind):
     # Each with the mind's usage: the content's size changes; and the embedding outbox: a
     # changed text is queued and its old vector deleted, a deleted memory's job and vector go,
     # as do the memories it superseded (current again), its proposals and kept pairs; and the
-    # mind's enabled webhooks are read (the outbox).
-    [("patch", {"content": "changed", "tags": ["x"]}, 14), ("delete", None, 16)],
+    # mind's enabled webhooks are read (the outbox); its open span ends (a patch opens the
+    # next).
+    [("patch", {"content": "changed", "tags": ["x"]}, 15), ("delete", None, 17)],
 )
 def test_update_and_delete_do_not_grow_with_the_mind(agent, mind, verb, body, ceiling):
     counts = []
@@ -170,9 +172,9 @@ def test_sync_grows_by_the_near_repeat_check_alone(agent, mind):
     # One full-text query per item (memories/hygiene/duplicates.py), nothing else per item.
     assert large - small == SIZES[1] - SIZES[0]
     # Mind Key, the write's transaction (a savepoint inside the test's: 2), the lookup, the
-    # mind's usage (its quota), the memories, their tags, their audit rows, the mind's enabled
-    # webhooks, their embedding jobs; PostgreSQL adds the mind's row lock.
-    assert small - SIZES[0] <= (11 if connection.vendor == "postgresql" else 10), small
+    # mind's usage (its quota), the memories, their tags, their audit rows, their spans, the
+    # mind's enabled webhooks, their embedding jobs; PostgreSQL adds the mind's row lock.
+    assert small - SIZES[0] <= (12 if connection.vendor == "postgresql" else 11), small
     # Past CHECK_MAX_ITEMS items the check is skipped: the sync no longer grows.
     over = CHECK_MAX_ITEMS + 1
     assert sync(over, 2000) == sync(over + 50, 3000) == small - SIZES[0]
@@ -186,5 +188,5 @@ def test_verify_does_not_grow_with_the_mind(human, mind):
         counts.append(count(human, "post", f"/memory/{target.pk}/verify"))
     assert counts[0] == counts[1]
     # ... as a store: its audit row is counted in the mind's history (the usage update), and
-    # the mind's enabled webhooks are read (the outbox).
-    assert counts[1] <= (11 if connection.vendor == "postgresql" else 10), counts
+    # the mind's enabled webhooks are read (the outbox); its open span ends, the next opens.
+    assert counts[1] <= (12 if connection.vendor == "postgresql" else 11), counts
