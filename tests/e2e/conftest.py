@@ -79,3 +79,12 @@ def shots(tmp_path) -> Path:
     target = Path(os.environ.get("SYNAPSE_SCREENSHOTS") or tmp_path)
     target.mkdir(parents=True, exist_ok=True)
     return target
+
+
+@pytest.fixture(scope="module")
+def axe():
+    module = pytest.importorskip(
+        "axe_playwright_python.sync_playwright",
+        reason="axe-playwright-python (axe-core for Playwright) is not installed",
+    )
+    return module.Axe()

@@ -11,14 +11,13 @@ import re
 from datetime import timedelta
 
 import pytest
-from django.conf import settings
-from django.test import Client
 from django.utils import timezone
 
 from accounts.models import User
 from memories.actors import Actor
 from memories.services import memory_upsert
 from minds.services import mind_create
+from tests.e2e.browsing import sign_in, violations
 from webhooks.events import fan_out
 from webhooks.models import Webhook, WebhookAttempt
 from webhooks.services import webhook_create
@@ -96,14 +95,6 @@ def mind(ada, settings):
         disabled_at=now,
     )
     return mind
-
-
-def sign_in(context, live_server, user) -> None:
-    """The browser context carries a session of `user` (no log-in form on the way)."""
-    client = Client()
-    client.force_login(user)
-    cookie = client.cookies[settings.SESSION_COOKIE_NAME]
-    context.add_cookies([{"name": cookie.key, "value": cookie.value, "url": live_server.url}])
 
 
 @pytest.fixture
@@ -373,23 +364,6 @@ def test_restore_buttons_name_the_version_and_what_it_puts_back(page, live_serve
 
 
 # --- 16. axe-core over the main pages and /api/docs ------------------------------------------
-
-
-@pytest.fixture(scope="module")
-def axe():
-    module = pytest.importorskip(
-        "axe_playwright_python.sync_playwright",
-        reason="axe-playwright-python (axe-core for Playwright) is not installed",
-    )
-    return module.Axe()
-
-
-def violations(axe, tab, context=None) -> list[str]:
-    found = axe.run(tab, context=context).response["violations"]
-    return [
-        f"{v['id']} ({v['impact']}): {v['help']} at {[n['target'] for n in v['nodes']][:5]}"
-        for v in found
-    ]
 
 
 def test_axe_finds_nothing_on_the_main_pages(axe, page, phone, live_server, ada, mind):

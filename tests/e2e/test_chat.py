@@ -10,7 +10,7 @@ from synapse_memory import Synapse
 from chat.models import ChatMessage
 from memories.models import Memory
 from minds.services import mind_create
-from tests.e2e.test_accessibility import axe, sign_in, violations  # noqa: F401
+from tests.e2e.browsing import sign_in, violations
 from tests.factories import user_make
 
 expect = pytest.importorskip(
@@ -20,7 +20,7 @@ expect = pytest.importorskip(
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
 
 
-def test_the_agents_reply_appears_without_a_reload(page, live_server, axe):  # noqa: F811
+def test_the_agents_reply_appears_without_a_reload(page, live_server, axe):
     person = user_make("ada@example.com")
     mind, key = mind_create(owner=person, name="Assistant")
     sign_in(page.context, live_server, person)

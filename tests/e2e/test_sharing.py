@@ -10,7 +10,7 @@ import pytest
 
 from accounts.models import User
 from memories.models import MemoryEvent
-from tests.e2e.test_accessibility import sign_in
+from tests.e2e.browsing import sign_in
 from tests.factories import PASSWORD, mind_make, remember
 
 expect = pytest.importorskip(

@@ -8,7 +8,7 @@ import re
 import pytest
 
 from minds.services import mind_create
-from tests.e2e.test_accessibility import sign_in
+from tests.e2e.browsing import sign_in
 from tests.factories import user_make
 from tests.webhook_receiver import receiving
 from webhooks.models import Webhook
