@@ -35,7 +35,6 @@ from collections import namedtuple
 from collections.abc import Collection, Generator, Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from functools import cached_property
 from typing import Any
 
 import orjson
@@ -204,19 +203,11 @@ class RecallAsOf(RecallSelection):
         since = Case(When(updated_at__gt=self.now, then=True), default=False)
         return self.memories().alias(since=since).filter(since=False)
 
-    @cached_property
-    def ended(self) -> list[tuple[int, datetime, str, str, bool]]:
+    def ended(self) -> QuerySet[MemorySpan, MemorySpan]:
         """The spans of the memories held at the moment that a write since ended, in recall
-        order, as the driver reads them: (priority, updated_at, id, key, verified). Read once,
-        they order, count and name those memories."""
+        order."""
         held = MemorySpan.objects.filter(mind=self.mind, end__gt=self.now, start__lte=self.now)
-        ordered = self._spans(held).order_by("-priority", "-updated_at", "-memory_id")
-        read = ordered.values_list("priority", "updated_at", "memory_id", "key", "verified")
-        return list(driver_rows(read, WHOLE_CHUNK))
-
-    def opened_since(self) -> QuerySet[MemorySpan, MemorySpan]:
-        """The spans of today's memories written since the moment (their values today)."""
-        return self._spans(MemorySpan.objects.filter(mind=self.mind, end=None, start__gt=self.now))
+        return self._spans(held).order_by("-priority", "-updated_at", "-memory_id")
 
     def _spans(self, spans_: QuerySet[MemorySpan, MemorySpan]) -> QuerySet[MemorySpan, MemorySpan]:
         filters = self._filters("include" if self.include_expired else "hide")
@@ -227,24 +218,31 @@ class RecallAsOf(RecallSelection):
     def rows(self, *, for_json: bool, whole: bool) -> Iterable[Row]:
         today = recall_rows(self, for_json=for_json, whole=whole, memories=self.untouched())
         chunk = WHOLE_CHUNK if whole else STREAM_CHUNK
-        rebuilt = _rebuilt_rows(self.mind, self.now, iter(self.ended), chunk, for_json=for_json)
+        ended = driver_rows(self.ended().values_list("memory_id", "updated_at"), chunk)
+        rebuilt = _rebuilt_rows(self.mind, self.now, ended, chunk, for_json=for_json)
         return heapq.merge(today, rebuilt, key=_recall_key, reverse=True)
 
     def first_keys(self, priority: int) -> tuple[str, ...]:
         names = ("priority", "updated_at", "id", "key")
         today = self.untouched().filter(priority=priority).values_list(*names)
-        ended = (span for span in self.ended if span[0] == priority)
-        merged = heapq.merge(today[:MAX_KEYS_NAMED], ended, key=_first_key, reverse=True)
+        ended = self.ended().filter(priority=priority)
+        firsts = (
+            today[:MAX_KEYS_NAMED],
+            ended.values_list("priority", "updated_at", "memory_id", "key")[:MAX_KEYS_NAMED],
+        )
+        merged = heapq.merge(*firsts, key=_first_key, reverse=True)
         return tuple(row[3] for row in itertools.islice(merged, MAX_KEYS_NAMED))
 
     def counts(self) -> dict[tuple[bool, int], int]:
         # Today's memories judged at the moment, less those written since, plus the ones
         # held then that a write since changed or deleted.
         counts = super().counts()
-        for group, n in grouped_counts(self.opened_since()).items():
-            counts[group] -= n
-        for priority, _, _, _, verified in self.ended:
-            counts[(bool(verified), priority)] += 1
+        opened = self._spans(
+            MemorySpan.objects.filter(mind=self.mind, end=None, start__gt=self.now)
+        )
+        since = grouped_counts(opened)
+        for group, n in grouped_counts(self.ended()).items():
+            counts[group] += n - since[group]
         return counts
 
 
@@ -287,20 +285,21 @@ def recall_as_of(
 def _rebuilt_rows(
     mind: Mind,
     at: datetime,
-    ended: Iterator[tuple[int, datetime, str, str, bool]],
+    ended: Iterator[tuple[str, datetime]],
     chunk: int,
     *,
     for_json: bool,
 ) -> Iterator[Row]:
-    """The rows of the memories of the `ended` spans (RecallAsOf.ended) as they were at `at`,
-    rebuilt a chunk at a time: a few first (a budgeted recall shows a few), then `chunk`.
-    The text's rows (TextRow) hold only what the text shows; JSON's (RebuiltRow) every value."""
+    """The rows of the memories of the `ended` spans ((id, updated_at) as the driver reads
+    them, in recall order) as they were at `at`, rebuilt a chunk at a time: a few first (a
+    budgeted recall shows a few), then `chunk`. The text's rows (TextRow) hold only what the
+    text shows; JSON's (RebuiltRow) every value."""
     make, names = (RebuiltRow, _ATTRIBUTES) if for_json else (TextRow, _TEXT_ATTRIBUTES)
     fields: tuple[str, ...] = make._fields
     size = min(FIRST_REBUILT, chunk)
     while batch := tuple(itertools.islice(ended, size)):
-        walk = _walk(mind, at, memory_ids=[span[2] for span in batch], names=names)
-        for _, updated_at, pk, _, _ in batch:
+        walk = _walk(mind, at, memory_ids=[pk for pk, _ in batch], names=names)
+        for pk, updated_at in batch:
             state = walk.states.get(pk)
             if isinstance(state, dict):
                 values = {name: _shown(state, name) for name in names}
