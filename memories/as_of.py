@@ -404,7 +404,10 @@ def _walk(
     # By id alone: the rows name this mind's memories, and the primary key finds them.
     ids: Any = _touched_ids(mind, at)
     if memory_ids is not None:
-        events, ids = events.filter(memory_id__in=memory_ids), memory_ids
+        # By id alone (an id is one mind's for good): (memory_id, at) serves it, where the
+        # (mind, at) range would read every row since.
+        events = MemoryEvent.objects.filter(memory_id__in=memory_ids, at__gt=at)
+        ids = memory_ids
     touched_now = Memory.objects.filter(pk__in=ids, created_at__lte=at)
     rows_now = touched_now.values_list("id", *names)
     today = {row[0]: dict(zip(names, row[1:], strict=True)) for row in rows_now}

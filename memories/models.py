@@ -309,7 +309,8 @@ class MemoryEvent(models.Model):
     mind = models.ForeignKey(
         "minds.Mind", on_delete=models.CASCADE, related_name="memory_events", db_index=False
     )
-    memory_id = models.CharField(max_length=32, db_index=True)
+    # Served by the (memory_id, at) index.
+    memory_id = models.CharField(max_length=32)
     category = models.CharField(max_length=16)
     key = models.CharField(max_length=MAX_KEY_LENGTH)
     action = models.CharField(max_length=10, choices=Action.choices)
@@ -328,6 +329,8 @@ class MemoryEvent(models.Model):
         indexes = [
             models.Index(fields=["mind", "-at"], name="memory_event_mind_at_idx"),
             models.Index(fields=["mind", "action", "at"], name="memory_event_action_idx"),
+            # A memory's rows, in time: its history, and a rebuild's rows since a moment.
+            models.Index(fields=["memory_id", "at"], name="memory_event_memory_at_idx"),
             # The mind's oldest events still holding values, which folding reads first:
             # folded ones are left out, so finding them never walks past the folded.
             models.Index(
