@@ -69,16 +69,6 @@ Action = MemoryEvent.Action
 NOT_FOUND = "No memory with this id in this mind at that moment."
 # What a field purged since shows: its value then is gone.
 PURGED_CONTENT = str(audit.PURGED_VALUE)
-# The writes that stamp a memory's updated_at with their time (a delete and a purge do not:
-# the memory is gone).
-STAMPING = (
-    Action.CREATE,
-    Action.UPDATE,
-    Action.VERIFY,
-    Action.UNVERIFY,
-    Action.SUPERSEDE,
-    Action.UNDELETE,
-)
 # The fields a tombstone keeps, by the name the trail gives them: the values rebuilt.
 _KEPT = {name: FIELDS_BY_NAME[name] for name in TOMBSTONE_FIELDS}
 _ATTRIBUTES = tuple(kept.attribute for kept in _KEPT.values())
@@ -590,13 +580,13 @@ def spans_from_trail(mind: Mind) -> list[dict[str, Any]]:
 
 
 def _latest_writes(mind: Mind, at: datetime, ids: list[str]) -> dict[str, datetime]:
-    """The time of each memory's latest stamping write at or before `at`."""
+    """The time of each memory's latest write at or before `at` that stamped it (spans.OPENING)."""
     stamps: dict[str, datetime] = {}
     for start in range(0, len(ids), SAME_VALUES_CHUNK):
         chunk = ids[start : start + SAME_VALUES_CHUNK]
         rows = (
             MemoryEvent.objects.filter(
-                mind=mind, memory_id__in=chunk, at__lte=at, action__in=STAMPING
+                mind=mind, memory_id__in=chunk, at__lte=at, action__in=spans.OPENING
             )
             .values("memory_id")
             .annotate(last=Max("at"))

@@ -25,7 +25,8 @@ from memories.models import Memory, MemoryEvent, MemorySpan, expired_q, live_q
 from minds.models import Mind
 
 Action = MemoryEvent.Action
-# The writes after which the memory is held, with the values they left.
+# The writes after which the memory is held, with the values they left; each stamps its
+# updated_at with its time (a delete and a purge do not: the memory is gone).
 OPENING = frozenset(
     (
         Action.CREATE,
