@@ -95,9 +95,6 @@ class MindAsOf:
     at: datetime
     memories: list[Memory] = field(default_factory=list)
     purged: int = 0
-    # The memories the audit rows since touched: the rebuilt ones (and the ones created or
-    # purged since).
-    touched: frozenset[str] = frozenset()
 
     def chosen(self, filters: MemoryFilters = NO_FILTERS, sort: str | None = None) -> list[Memory]:
         """The memories `filters` keep, expiry judged at `at`, in the order SORTS[sort]
@@ -196,8 +193,8 @@ class RecallAsOf(RecallSelection):
     def ended(self) -> QuerySet[MemorySpan, MemorySpan]:
         """The spans of the memories held at the moment that a write since ended, in recall
         order."""
-        held = MemorySpan.objects.filter(mind=self.mind, end__gt=self.now, start__lte=self.now)
-        return self._spans(held).order_by("-priority", "-updated_at", "-memory_id")
+        ended = spans.ended_since(self.mind, self.now)
+        return self._spans(ended).order_by("-priority", "-updated_at", "-memory_id")
 
     def _spans(self, spans_: QuerySet[MemorySpan, MemorySpan]) -> QuerySet[MemorySpan, MemorySpan]:
         filters = self._filters("include" if self.include_expired else "hide")
@@ -227,10 +224,7 @@ class RecallAsOf(RecallSelection):
         # Today's memories judged at the moment, less those written since, plus the ones
         # held then that a write since changed or deleted.
         counts = super().counts()
-        opened = self._spans(
-            MemorySpan.objects.filter(mind=self.mind, end=None, start__gt=self.now)
-        )
-        since = grouped_counts(opened)
+        since = grouped_counts(self._spans(spans.opened_since(self.mind, self.now)))
         for group, n in grouped_counts(self.ended()).items():
             counts[group] += n - since[group]
         return counts
@@ -333,25 +327,21 @@ _FIELDS = {field.attname: field for field in Memory._meta.concrete_fields}
 # --- The walk back ----------------------------------------------------------------------------
 
 
-def _rebuilt(
-    mind: Mind, at: datetime, *, memory_id: str | None, untouched: bool = True
-) -> MindAsOf:
+def _rebuilt(mind: Mind, at: datetime, *, memory_id: str | None) -> MindAsOf:
     """The memories the mind held at `at` (or only `memory_id`): the ones audit rows since
-    touched, rebuilt; with `untouched`, also the others, as they are now."""
+    touched, rebuilt; the others as they are now."""
     held = MindAsOf(mind=mind, at=at)
     if at < mind.created_at:
         return held  # before the mind existed: an empty mind
-    if untouched:
-        # A memory no row since touched is as it is now: only the touched ones are rebuilt.
-        now = Memory.objects.filter(mind=mind, created_at__lte=at)
-        if memory_id is not None:
-            now = now.filter(pk=memory_id)
-        for memory in now.exclude(pk__in=_touched_ids(mind, at)).iterator():
-            memory.mind = mind
-            held.memories.append(memory)
+    # A memory no row since touched is as it is now: only the touched ones are rebuilt.
+    now = Memory.objects.filter(mind=mind, created_at__lte=at)
+    if memory_id is not None:
+        now = now.filter(pk=memory_id)
+    for memory in now.exclude(pk__in=_touched_ids(mind, at)).iterator():
+        memory.mind = mind
+        held.memories.append(memory)
     ids = None if memory_id is None else [memory_id]
     walk = _walk(mind, at, memory_ids=ids, names=_ATTRIBUTES)
-    held.touched = frozenset(walk.states)
     stamps = _latest_writes(mind, at, [pk for pk in walk.restamped if pk in walk.states])
     for pk, state in walk.states.items():
         if state is None:

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from django.db.models import Max, Q, QuerySet
+from django.db.models import Max, QuerySet
 
 from memories import rows
 from memories.filters import MemoryFilters
@@ -103,13 +103,14 @@ def tags_purged(mind_id: str, memory_id: str) -> None:
         spans.update(tags=tags_text([]))
 
 
-def held(mind: Mind, at: datetime) -> QuerySet[MemorySpan, MemorySpan]:
-    """The spans of the memories `mind` held at `at`, with their values then."""
-    # A span's values were written at its start, so updated at or before it: the bound lets
-    # the recall index skip the spans of the writes since `at`.
-    return MemorySpan.objects.filter(
-        Q(end=None) | Q(end__gt=at), mind=mind, start__lte=at, updated_at__lte=at
-    )
+def ended_since(mind: Mind, at: datetime) -> QuerySet[MemorySpan, MemorySpan]:
+    """The spans of the memories `mind` held at `at` that a write since ended."""
+    return MemorySpan.objects.filter(mind=mind, end__gt=at, start__lte=at)
+
+
+def opened_since(mind: Mind, at: datetime) -> QuerySet[MemorySpan, MemorySpan]:
+    """The spans opened since `at` that still hold: today's memories written since."""
+    return MemorySpan.objects.filter(mind=mind, end=None, start__gt=at)
 
 
 def narrowed(
