@@ -8,8 +8,6 @@ from __future__ import annotations
 import re
 
 import pytest
-from django.conf import settings
-from django.test import Client
 
 from accounts.models import User
 from memories.actors import Actor
@@ -17,6 +15,7 @@ from memories.hygiene.health import hygiene_check
 from memories.models import Memory
 from memories.services import memory_upsert
 from minds.services import mind_create
+from tests.e2e.browsing import sign_in
 
 expect = pytest.importorskip(
     "playwright.sync_api", reason="playwright is not installed (make install puts it in the venv)"
@@ -54,10 +53,7 @@ def mind(ada):
 def tab(browser, live_server, ada, request):
     context = browser.new_context(viewport={"width": request.param, "height": 860})
     context.set_default_timeout(10_000)
-    client = Client()
-    client.force_login(ada)
-    cookie = client.cookies[settings.SESSION_COOKIE_NAME]
-    context.add_cookies([{"name": cookie.key, "value": cookie.value, "url": live_server.url}])
+    sign_in(context, live_server, ada)
     yield context.new_page()
     context.close()
 
@@ -111,15 +107,6 @@ def test_verify_matching_states_the_flagged_count_and_leaves_them_out(tab, live_
     )
     verified = set(Memory.objects.filter(verified=True).values_list("key", flat=True))
     assert verified == {"cat", "desk"}
-
-
-@pytest.fixture(scope="module")
-def axe():
-    module = pytest.importorskip(
-        "axe_playwright_python.sync_playwright",
-        reason="axe-playwright-python (axe-core for Playwright) is not installed",
-    )
-    return module.Axe()
 
 
 @pytest.mark.parametrize("tab", WIDTHS, indirect=True)

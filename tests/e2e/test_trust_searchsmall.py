@@ -8,14 +8,13 @@ from __future__ import annotations
 import re
 
 import pytest
-from django.conf import settings
-from django.test import Client
 
 from accounts.models import User
 from memories.actors import Actor
 from memories.models import Memory
 from memories.services import memory_upsert
 from minds.services import mind_create
+from tests.e2e.browsing import sign_in, violations
 
 expect = pytest.importorskip(
     "playwright.sync_api", reason="playwright is not installed (make install puts it in the venv)"
@@ -61,13 +60,6 @@ def mind(ada):
             mind=mind, actor=AGENT, category=category, key=key, content=content, tags=tags
         )
     return mind
-
-
-def sign_in(context, live_server, user) -> None:
-    client = Client()
-    client.force_login(user)
-    cookie = client.cookies[settings.SESSION_COOKIE_NAME]
-    context.add_cookies([{"name": cookie.key, "value": cookie.value, "url": live_server.url}])
 
 
 @pytest.fixture(params=[WIDE, PHONE], ids=["1280px", "390px"])
@@ -182,20 +174,6 @@ def test_fifty_memory_cards_stay_compact_on_a_phone(browser, live_server, ada, m
 
 
 # --- 9. axe: the guide, the 404 page, the dashboard in dark mode -------------------------------
-
-
-@pytest.fixture(scope="module")
-def axe():
-    module = pytest.importorskip(
-        "axe_playwright_python.sync_playwright",
-        reason="axe-playwright-python (axe-core for Playwright) is not installed",
-    )
-    return module.Axe()
-
-
-def violations(axe, page) -> list[str]:
-    found = axe.run(page).response["violations"]
-    return [f"{v['id']}: {v['help']} at {[n['target'] for n in v['nodes']][:5]}" for v in found]
 
 
 def test_axe_finds_nothing_on_the_guide_the_404_page_and_in_dark_mode(
